@@ -1,0 +1,100 @@
+//! Hit path: a governed `ManagedCache::get` against raw `quick_cache` and `moka` holding the same
+//! values, on 1 and 2 threads, in the same run.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use metacache_cache::{CacheConfig, ManagedCache, MemoryGovernor};
+use metacache_estimate::{EstimateSize, Sizer};
+
+const ITEMS: u64 = 100_000;
+
+struct Value([u64; 8]);
+
+impl EstimateSize for Value {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add_inline(self);
+    }
+}
+
+/// Keys in a fixed pseudo-random order, so every implementation sees the same accesses.
+fn keys() -> Vec<u64> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..1 << 16)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % ITEMS
+        })
+        .collect()
+}
+
+/// Runs `iters` lookups on each of `threads` threads; returns the wall time.
+fn parallel(threads: usize, iters: u64, keys: &[u64], lookup: &(impl Fn(u64) + Sync)) -> Duration {
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            s.spawn(move || {
+                let offset = t * 7919;
+                for i in 0..iters as usize {
+                    lookup(keys[(i + offset) & (keys.len() - 1)]);
+                }
+            });
+        }
+    });
+    start.elapsed()
+}
+
+fn hit_path(c: &mut Criterion) {
+    let keys = keys();
+    let governor = MemoryGovernor::new(Some(1 << 30));
+    let catalog = governor.catalog_budget("bench", Some(1 << 29));
+    let config = CacheConfig::new(
+        "hive-partition",
+        Some(Duration::from_secs(86_400)),
+        ITEMS * 2,
+    );
+    let governed: ManagedCache<u64, Value> = ManagedCache::new(config, &governor, &catalog);
+    let raw: quick_cache::sync::Cache<u64, Arc<Value>> =
+        quick_cache::sync::Cache::new(ITEMS as usize * 2);
+    let moka: moka::sync::Cache<u64, Arc<Value>> = moka::sync::Cache::new(ITEMS * 2);
+    for k in 0..ITEMS {
+        governed.insert(k, Value([k; 8]));
+        raw.insert(k, Arc::new(Value([k; 8])));
+        moka.insert(k, Arc::new(Value([k; 8])));
+    }
+    moka.run_pending_tasks();
+    assert_eq!(governed.len() as u64, ITEMS, "every value admitted");
+
+    let mut group = c.benchmark_group("hit");
+    for threads in [1usize, 2] {
+        group.bench_function(BenchmarkId::new("metacache_governed", threads), |b| {
+            b.iter_custom(|iters| {
+                parallel(threads, iters, &keys, &|k| {
+                    black_box(governed.get(&k).map(|v| v.0[0]));
+                })
+            })
+        });
+        group.bench_function(BenchmarkId::new("quick_cache_raw", threads), |b| {
+            b.iter_custom(|iters| {
+                parallel(threads, iters, &keys, &|k| {
+                    black_box(raw.get(&k).map(|v| v.0[0]));
+                })
+            })
+        });
+        group.bench_function(BenchmarkId::new("moka_sync", threads), |b| {
+            b.iter_custom(|iters| {
+                parallel(threads, iters, &keys, &|k| {
+                    black_box(moka.get(&k).map(|v| v.0[0]));
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, hit_path);
+criterion_main!(benches);

@@ -1,0 +1,209 @@
+//! Admission of a loaded value (§3): estimate, overhead, entry limit, reservation — and what a
+//! rejection leaves behind (counter, reason, rate-limited warning).
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use metacache_estimate::{Estimate, EstimateSize, estimate};
+use metacache_ledger::{ACCOUNTING_OVERHEAD_BYTES, Budget, Level, RejectReason, Rejection};
+
+use crate::counters::CacheCounters;
+
+/// What happened to a value after it was loaded or put.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admission {
+    /// Retained, charged `charge` bytes in the ledger.
+    Retained {
+        /// Estimate plus the fixed accounting overhead.
+        charge: u64,
+    },
+    /// Not retained: the reason is also recorded in the statistics.
+    Rejected(RejectReason),
+    /// Not retained because the cache is disabled (`enable=false`, `ttl-second=0` or
+    /// `capacity=0`).
+    Disabled,
+    /// Not retained because the cache was invalidated while the value was loading.
+    Fenced,
+}
+
+/// Minimum time between two rejection warnings of one cache.
+pub(crate) const WARNING_INTERVAL_MILLIS: u64 = 60_000;
+
+/// The bytes to reserve for `value`, or why it cannot be retained.
+///
+/// With no limit at any level (accounting off, §3) nothing is refused by weight: the value is
+/// still charged what could be counted, so that `ESTIMATED_WEIGHT` is informative and a node
+/// limit set later at runtime finds the bytes already accounted.
+pub(crate) fn charge_for<V: EstimateSize>(
+    value: &V,
+    budget: &Budget,
+    visit_budget: u64,
+) -> Result<u64, Rejection> {
+    let governed = budget.effective_limit_with_level();
+    let (bytes, refusal) = match estimate(value, visit_budget) {
+        Estimate::Complete(0) => (0, Some(RejectReason::InvalidZeroEstimate)),
+        Estimate::Complete(bytes) => (bytes, None),
+        Estimate::Incomplete { partial, detail } => {
+            (partial, Some(RejectReason::IncompleteEstimate { detail }))
+        }
+        Estimate::Failed { detail } => (0, Some(RejectReason::EstimatorFailure { detail })),
+    };
+    match (refusal, governed) {
+        (Some(reason), Some((level, limit))) => Err(Rejection {
+            reason,
+            level,
+            used: budget.ancestor(level).map_or(0, Budget::used),
+            limit,
+            requested: bytes,
+        }),
+        _ => Ok(bytes.saturating_add(ACCOUNTING_OVERHEAD_BYTES)),
+    }
+}
+
+/// The warning logged when a cache rejects a value by weight (§3, exact text).
+pub fn rejection_warning(entry_name: &str, reason: &RejectReason, used: u64, max: u64) -> String {
+    format!(
+        "Metadata cache entry '{entry_name}' rejected a value by weight: reason={reason}, used={used}, max={max}"
+    )
+}
+
+/// Records a rejection in the counters and logs it, at most once per
+/// [`WARNING_INTERVAL_MILLIS`] per cache.
+pub(crate) fn record_rejection(
+    counters: &CacheCounters,
+    entry_name: &str,
+    budget: &Budget,
+    rejection: &Rejection,
+    now_millis: u64,
+) {
+    CacheCounters::add(&counters.weight_rejects, 1);
+    *counters.last_reject_reason.lock() = Some(rejection.reason.to_string());
+    let last = counters.last_warning_millis.load(Relaxed);
+    let due = last == 0 || now_millis.saturating_sub(last) >= WARNING_INTERVAL_MILLIS;
+    if due
+        && counters
+            .last_warning_millis
+            .compare_exchange(last, now_millis.max(1), Relaxed, Relaxed)
+            .is_ok()
+    {
+        let catalog = budget.ancestor(Level::Catalog).map_or("", Budget::name);
+        tracing::warn!(
+            catalog,
+            level = %rejection.level,
+            "{}",
+            rejection_warning(entry_name, &rejection.reason, rejection.used, rejection.limit)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use metacache_estimate::Sizer;
+    use metacache_ledger::Ledger;
+
+    use super::*;
+
+    struct Bytes(u64);
+    impl EstimateSize for Bytes {
+        fn estimate_size(&self, sizer: &mut Sizer) {
+            sizer.add(self.0 as usize);
+        }
+    }
+    struct Opaque;
+    impl EstimateSize for Opaque {
+        fn estimate_size(&self, sizer: &mut Sizer) {
+            sizer.add(100);
+            sizer.mark_incomplete("opaque_handle");
+        }
+    }
+    struct Broken;
+    impl EstimateSize for Broken {
+        fn estimate_size(&self, _: &mut Sizer) {
+            panic!("index out of bounds");
+        }
+    }
+
+    #[test]
+    fn governed_admission_follows_the_spec_steps() {
+        let ledger = Ledger::new(Some(10_000));
+        let node = ledger.node();
+        let cases: Vec<(&str, Result<u64, String>)> = vec![
+            (
+                "complete",
+                charge_for(&Bytes(100), node, 10).map_err(|r| r.reason.to_string()),
+            ),
+            (
+                "zero",
+                charge_for(&Bytes(0), node, 10).map_err(|r| r.reason.to_string()),
+            ),
+            (
+                "incomplete",
+                charge_for(&Opaque, node, 10).map_err(|r| r.reason.to_string()),
+            ),
+            (
+                "panic",
+                charge_for(&Broken, node, 10).map_err(|r| r.reason.to_string()),
+            ),
+            (
+                "saturating",
+                charge_for(&Bytes(u64::MAX), node, 10).map_err(|r| r.reason.to_string()),
+            ),
+        ];
+        let expected: Vec<(&str, Result<u64, String>)> = vec![
+            ("complete", Ok(612)),
+            ("zero", Err("invalid_zero_estimate".into())),
+            (
+                "incomplete",
+                Err("incomplete_estimate:opaque_handle".into()),
+            ),
+            (
+                "panic",
+                Err("incomplete_estimate:estimator_failure:index out of bounds".into()),
+            ),
+            ("saturating", Ok(u64::MAX)),
+        ];
+        assert_eq!(cases, expected);
+    }
+
+    #[test]
+    fn ungoverned_admission_refuses_nothing_but_still_charges() {
+        let ledger = Ledger::new(None);
+        assert_eq!(charge_for(&Bytes(0), ledger.node(), 10), Ok(512));
+        assert_eq!(charge_for(&Opaque, ledger.node(), 10), Ok(612));
+        assert_eq!(charge_for(&Broken, ledger.node(), 10), Ok(512));
+    }
+
+    #[test]
+    fn warning_text_is_exact() {
+        assert_eq!(
+            rejection_warning("hive-file", &RejectReason::BudgetExceeded, 1024, 2048),
+            "Metadata cache entry 'hive-file' rejected a value by weight: reason=budget_exceeded, used=1024, max=2048"
+        );
+    }
+
+    #[test]
+    fn warnings_are_rate_limited_per_cache() {
+        let ledger = Ledger::new(Some(1));
+        let counters = CacheCounters::default();
+        let rejection = Rejection {
+            reason: RejectReason::EntryTooLarge,
+            level: Level::Node,
+            used: 0,
+            limit: 1,
+            requested: 600,
+        };
+        let mut logged = Vec::new();
+        for now in [1_000, 2_000, 60_999, 61_000, 61_001, 130_000] {
+            let before = counters.last_warning_millis.load(Relaxed);
+            record_rejection(&counters, "x", ledger.node(), &rejection, now);
+            if counters.last_warning_millis.load(Relaxed) != before {
+                logged.push(now);
+            }
+        }
+        assert_eq!(logged, vec![1_000, 61_000, 130_000]);
+        assert_eq!(CacheCounters::read(&counters.weight_rejects), 6);
+        assert_eq!(
+            counters.last_reject_reason.lock().as_deref(),
+            Some("entry_too_large")
+        );
+    }
+}

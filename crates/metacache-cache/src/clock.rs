@@ -1,0 +1,130 @@
+//! Time for TTLs and statistics, injectable so that tests move time instead of sleeping.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The source of time of a cache: the system's, or a [`ManualClock`] that tests advance.
+#[derive(Debug, Clone, Default)]
+pub enum Clock {
+    /// Coarse monotonic time (a few milliseconds of resolution, a few nanoseconds to read: TTLs
+    /// are seconds, and the hit path reads the clock) and the system wall clock.
+    #[default]
+    System,
+    /// Time that moves only when told to.
+    Manual(Arc<ManualClock>),
+}
+
+impl Clock {
+    /// A manual clock starting at an arbitrary instant, and its handle.
+    pub fn manual() -> (Self, Arc<ManualClock>) {
+        let clock = Arc::new(ManualClock::default());
+        (Self::Manual(Arc::clone(&clock)), clock)
+    }
+
+    /// Monotonic nanoseconds since an arbitrary origin.
+    #[inline]
+    pub fn now_nanos(&self) -> u64 {
+        match self {
+            Self::System => coarse_monotonic_nanos(),
+            Self::Manual(clock) => clock.nanos.load(Relaxed),
+        }
+    }
+
+    /// Nanoseconds with full resolution, for measuring load times (manual clocks: same as
+    /// [`Clock::now_nanos`]).
+    pub fn precise_nanos(&self) -> u64 {
+        match self {
+            Self::System => {
+                use std::sync::OnceLock;
+                use std::time::Instant;
+                static ORIGIN: OnceLock<Instant> = OnceLock::new();
+                let origin = *ORIGIN.get_or_init(Instant::now);
+                u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+            }
+            Self::Manual(clock) => clock.nanos.load(Relaxed),
+        }
+    }
+
+    /// Wall-clock milliseconds since the Unix epoch, for "last load" columns.
+    pub fn wall_millis(&self) -> u64 {
+        match self {
+            Self::System => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            Self::Manual(clock) => clock.wall_start_millis + clock.nanos.load(Relaxed) / 1_000_000,
+        }
+    }
+}
+
+/// A clock for tests: starts at 1 second past its origin on 2026-12-01 and moves by
+/// [`ManualClock::advance`].
+#[derive(Debug)]
+pub struct ManualClock {
+    nanos: AtomicU64,
+    wall_start_millis: u64,
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        Self {
+            nanos: AtomicU64::new(1_000_000_000),
+            wall_start_millis: 1_764_547_200_000,
+        }
+    }
+}
+
+impl ManualClock {
+    /// Moves time forward.
+    pub fn advance(&self, by: Duration) {
+        let nanos = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
+        self.nanos.fetch_add(nanos, Relaxed);
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn coarse_monotonic_nanos() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC_COARSE exists on every Linux
+    // since 2.6.32 and cannot fail with a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn coarse_monotonic_nanos() -> u64 {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    let origin = *ORIGIN.get_or_init(Instant::now);
+    u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manual_clock_moves_only_when_advanced() {
+        let (clock, handle) = Clock::manual();
+        let (t0, w0) = (clock.now_nanos(), clock.wall_millis());
+        assert_eq!(clock.now_nanos(), t0);
+        handle.advance(Duration::from_secs(2));
+        assert_eq!(clock.now_nanos() - t0, 2_000_000_000);
+        assert_eq!(clock.wall_millis() - w0, 2_000);
+    }
+
+    #[test]
+    fn system_clock_is_monotonic() {
+        let clock = Clock::System;
+        let a = clock.now_nanos();
+        let b = clock.now_nanos();
+        assert!(b >= a);
+        assert!(clock.wall_millis() > 1_700_000_000_000);
+    }
+}

@@ -1,0 +1,252 @@
+//! The memory governor of a node: the ledger, the registry of live caches, and the one
+//! background worker that reclaims memory when a level is short.
+//!
+//! Reclamation order (§3): only caches under the short level are asked; among them, caches of
+//! the requester's catalog first, then the largest reservations first. Each candidate first drops
+//! its expired values, then evicts its coldest ones, until the deficit is freed.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use metacache_ledger::{Budget, Ledger, Level, ReclaimRequest};
+use parking_lot::Mutex;
+
+use crate::Clock;
+
+/// A cache the governor can ask to free memory.
+pub trait Reclaimable: Send + Sync {
+    /// The cache's entry budget.
+    fn budget(&self) -> &Arc<Budget>;
+    /// Drops expired values; returns the bytes released.
+    fn purge_expired(&self) -> u64;
+    /// Evicts the coldest values until `bytes` are released or the cache is empty; returns the
+    /// bytes released.
+    fn evict_coldest(&self, bytes: u64) -> u64;
+}
+
+/// Settings of a [`MemoryGovernor`].
+#[derive(Debug, Clone)]
+pub struct GovernorOptions {
+    /// Node limit in bytes (`external_meta_cache_max_weight` resolved); `None`: no node quota.
+    pub node_limit: Option<u64>,
+    /// Time source for every cache of the node.
+    pub clock: Clock,
+    /// How often the worker drops expired values when it has nothing else to do.
+    pub sweep_interval: Duration,
+}
+
+impl Default for GovernorOptions {
+    fn default() -> Self {
+        Self {
+            node_limit: None,
+            clock: Clock::System,
+            sweep_interval: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Counters of the reclamation worker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReclaimStats {
+    /// Requests processed.
+    pub requests: u64,
+    /// Bytes released by reclamation (expired and evicted values).
+    pub freed_bytes: u64,
+}
+
+struct Shared {
+    ledger: Ledger,
+    clock: Clock,
+    caches: Mutex<Vec<Weak<dyn Reclaimable>>>,
+    /// Serialises reclamation: the worker and [`MemoryGovernor::reclaim_now`] never run at once.
+    running: Mutex<()>,
+    requests: AtomicU64,
+    freed: AtomicU64,
+}
+
+/// Owns the node's [`Ledger`] and its reclamation worker thread. Dropping it stops the worker;
+/// caches built on it keep working (without reclamation).
+pub struct MemoryGovernor {
+    shared: Arc<Shared>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl MemoryGovernor {
+    /// A governor with a node limit of `node_limit` bytes and default options.
+    pub fn new(node_limit: Option<u64>) -> Self {
+        Self::with_options(GovernorOptions {
+            node_limit,
+            ..GovernorOptions::default()
+        })
+    }
+
+    /// A governor with the given options; starts the worker thread.
+    pub fn with_options(options: GovernorOptions) -> Self {
+        let shared = Arc::new(Shared {
+            ledger: Ledger::new(options.node_limit),
+            clock: options.clock,
+            caches: Mutex::new(Vec::new()),
+            running: Mutex::new(()),
+            requests: AtomicU64::new(0),
+            freed: AtomicU64::new(0),
+        });
+        let worker_shared = Arc::clone(&shared);
+        let sweep = options.sweep_interval;
+        let worker = std::thread::Builder::new()
+            .name("metacache-reclaim".into())
+            .spawn(move || worker_shared.run(sweep))
+            .map_err(|e| tracing::error!("cannot start the reclamation worker: {e}"))
+            .ok();
+        Self { shared, worker }
+    }
+
+    /// The node's ledger.
+    pub fn ledger(&self) -> &Ledger {
+        &self.shared.ledger
+    }
+
+    /// The node budget.
+    pub fn node(&self) -> &Arc<Budget> {
+        self.shared.ledger.node()
+    }
+
+    /// The time source shared by this node's caches.
+    pub fn clock(&self) -> &Clock {
+        &self.shared.clock
+    }
+
+    /// Changes the node limit at runtime; lowering it below use triggers reclamation.
+    pub fn set_node_limit(&self, limit: Option<u64>) {
+        self.node().set_limit(limit);
+    }
+
+    /// A new catalog budget under the node.
+    pub fn catalog_budget(&self, name: &str, limit: Option<u64>) -> Arc<Budget> {
+        self.node().child(Level::Catalog, name, limit)
+    }
+
+    pub(crate) fn register(&self, cache: Weak<dyn Reclaimable>) {
+        let mut caches = self.shared.caches.lock();
+        caches.retain(|c| c.strong_count() > 0);
+        caches.push(cache);
+    }
+
+    /// Processes every pending reclamation request now, in the calling thread (serialised with
+    /// the worker). For tests and admin commands that must see the effect before they return.
+    pub fn reclaim_now(&self) {
+        self.shared.drain();
+    }
+
+    /// Drops expired values of every cache now.
+    pub fn purge_expired_now(&self) -> u64 {
+        self.shared.sweep()
+    }
+
+    /// What the worker has done so far.
+    pub fn reclaim_stats(&self) -> ReclaimStats {
+        ReclaimStats {
+            requests: self.shared.requests.load(Relaxed),
+            freed_bytes: self.shared.freed.load(Relaxed),
+        }
+    }
+
+    /// Caches alive now.
+    pub fn live_caches(&self) -> usize {
+        self.shared.live().len()
+    }
+}
+
+impl Drop for MemoryGovernor {
+    fn drop(&mut self) {
+        self.shared.ledger.close();
+        if let Some(worker) = self.worker.take()
+            && worker.join().is_err()
+        {
+            tracing::error!("the reclamation worker panicked");
+        }
+    }
+}
+
+impl Shared {
+    fn run(&self, sweep_interval: Duration) {
+        while !self.ledger.is_closed() {
+            if self.ledger.wait_for_reclaim_request(sweep_interval) {
+                self.drain();
+            } else if !self.ledger.is_closed() {
+                self.sweep();
+            }
+        }
+    }
+
+    /// Handles every pending request. Requests are only taken off the queue under `running`, so
+    /// a caller that returns from here knows no request is being handled elsewhere.
+    fn drain(&self) {
+        let _running = self.running.lock();
+        while let Some(request) = self.ledger.next_reclaim_request() {
+            self.handle(&request);
+        }
+    }
+
+    fn live(&self) -> Vec<Arc<dyn Reclaimable>> {
+        self.caches
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+
+    fn sweep(&self) -> u64 {
+        let _running = self.running.lock();
+        let freed: u64 = self.live().iter().map(|c| c.purge_expired()).sum();
+        self.freed.fetch_add(freed, Relaxed);
+        freed
+    }
+
+    fn handle(&self, request: &ReclaimRequest) {
+        self.requests.fetch_add(1, Relaxed);
+        let deficit = request.deficit();
+        if deficit == 0 {
+            return;
+        }
+        let scope = request.scope();
+        let origin_catalog = request
+            .origin()
+            .and_then(|o| o.ancestor(Level::Catalog))
+            .map(|c| c as *const Budget);
+        let mut candidates: Vec<_> = self
+            .live()
+            .into_iter()
+            .filter(|c| c.budget().is_within(scope) && c.budget().used() > 0)
+            .collect();
+        candidates.sort_by_key(|c| {
+            let same_catalog = c
+                .budget()
+                .ancestor(Level::Catalog)
+                .is_some_and(|cat| Some(cat as *const Budget) == origin_catalog);
+            (!same_catalog, std::cmp::Reverse(c.budget().used()))
+        });
+        let mut freed = 0;
+        for cache in &candidates {
+            if freed >= deficit {
+                break;
+            }
+            freed += cache.purge_expired();
+        }
+        for cache in &candidates {
+            if freed >= deficit {
+                break;
+            }
+            freed += cache.evict_coldest(deficit - freed);
+        }
+        self.freed.fetch_add(freed, Relaxed);
+        tracing::debug!(
+            level = %request.level(),
+            scope = scope.name(),
+            deficit,
+            freed,
+            "reclaimed metadata cache memory"
+        );
+    }
+}

@@ -1,0 +1,40 @@
+//! The cache core of metacache: managed caches whose retained bytes are governed by the quota
+//! ledger.
+//!
+//! # Components
+//! - [`ManagedCache`]: one physical cache (`enable`, `ttl-second`, `capacity`, byte budget) on
+//!   `quick_cache`, with single-flight loads, admission (§3), generation-fenced invalidation and
+//!   the counters of the statistics table ([`CacheStats`]).
+//! - [`MemoryGovernor`]: the node's [`Ledger`](metacache_ledger::Ledger), the registry of live
+//!   caches and the single reclamation worker.
+//! - [`Clock`]: system or manual time, so tests move time instead of sleeping.
+//!
+//! # The path of a miss
+//! `get_or_load` misses → joins or leads the key's flight → the leader loads → estimate + 512 B →
+//! entry limit → atomic reservation at entry, group, catalog, node → stored (if no invalidation
+//! happened meanwhile) → the outcome is published to every waiter. A refused reservation files a
+//! reclamation request; the worker evicts the coldest values of the short scope.
+//!
+//! # Invariants
+//! See [`ManagedCache`]'s module: the entry budget holds exactly the charges of resident values;
+//! no level exceeds its limit through admission; invalidation fences loads in flight.
+
+mod admission;
+mod clock;
+mod config;
+mod counters;
+mod error;
+mod flight;
+mod governor;
+mod managed;
+mod slot;
+mod stats;
+
+pub use admission::{Admission, rejection_warning};
+pub use clock::{Clock, ManualClock};
+pub use config::{CacheConfig, Expiry};
+pub use error::{Error, Result, SourceError};
+pub use governor::{GovernorOptions, MemoryGovernor, ReclaimStats, Reclaimable};
+pub use managed::ManagedCache;
+pub use slot::Cached;
+pub use stats::CacheStats;

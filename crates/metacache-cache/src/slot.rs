@@ -1,0 +1,84 @@
+//! A retained value with what the cache knows about it: the bytes it is charged and when it
+//! expires.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+
+/// Deadline of values that never expire.
+pub(crate) const NEVER: u64 = u64::MAX;
+
+pub(crate) struct Slot<V> {
+    value: V,
+    /// Bytes reserved in the ledger for this value while the cache holds it; taken (set to 0)
+    /// exactly once, by whoever removes it from the cache.
+    charge: AtomicU64,
+    /// Monotonic nanoseconds at which the value expires, [`NEVER`] if it does not.
+    deadline: AtomicU64,
+}
+
+/// A value handed out by a managed cache. Cloning is one reference-count increment; the value
+/// stays alive for as long as a caller holds it, even after the cache has let go of it.
+pub struct Cached<V>(Arc<Slot<V>>);
+
+impl<V> Cached<V> {
+    pub(crate) fn new(value: V, deadline: u64) -> Self {
+        Self(Arc::new(Slot {
+            value,
+            charge: AtomicU64::new(0),
+            deadline: AtomicU64::new(deadline),
+        }))
+    }
+
+    /// Bytes this value is charged in the ledger while cached (0 if it was not retained, or has
+    /// been evicted since).
+    pub fn charge(&self) -> u64 {
+        self.0.charge.load(SeqCst)
+    }
+
+    pub(crate) fn set_charge(&self, bytes: u64) {
+        self.0.charge.store(bytes, SeqCst);
+    }
+
+    /// Takes the charge for release; only the first caller gets it.
+    pub(crate) fn take_charge(&self) -> u64 {
+        self.0.charge.swap(0, SeqCst)
+    }
+
+    #[inline]
+    pub(crate) fn deadline(&self) -> u64 {
+        self.0.deadline.load(Relaxed)
+    }
+
+    pub(crate) fn set_deadline(&self, deadline: u64) {
+        self.0.deadline.store(deadline, Relaxed);
+    }
+
+    /// Whether both handles are the same cached value.
+    pub fn ptr_eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl<V> Clone for Cached<V> {
+    #[inline]
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<V> Deref for Cached<V> {
+    type Target = V;
+
+    #[inline]
+    fn deref(&self) -> &V {
+        &self.0.value
+    }
+}
+
+impl<V: fmt::Debug> fmt::Debug for Cached<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.value.fmt(f)
+    }
+}

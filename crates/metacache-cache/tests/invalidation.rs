@@ -1,0 +1,94 @@
+//! Invalidation of a key, of a predicate and of everything; each fences loads in flight.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use tokio::sync::Notify;
+
+#[tokio::test]
+async fn invalidation_removes_and_releases() {
+    let node = node(None);
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("hive-partition", Some(60), 100));
+    for key in ["db1.t1", "db1.t2", "db2.t1", "db2.t2"] {
+        load_blob(&cache, key, 100).await;
+    }
+    assert!(cache.invalidate("db1.t1"));
+    assert!(!cache.invalidate("db1.t1"));
+    assert_eq!(cache.invalidate_if(|key, _| key.starts_with("db2.")), 2);
+    assert_eq!(cache.len(), 1);
+    assert_eq!(cache.budget().used(), charge(100));
+    assert_eq!(cache.invalidate_all(), 1);
+    let stats = cache.stats();
+    assert_eq!(
+        (
+            stats.invalidate_count,
+            stats.eviction_count,
+            stats.estimated_weight
+        ),
+        (4, 0, 0)
+    );
+}
+
+async fn fenced_by(invalidate: impl FnOnce(&metacache_cache::ManagedCache<String, Blob>)) {
+    let node = node(None);
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
+    let release = Arc::new(Notify::new());
+    let loading = {
+        let cache = cache.clone();
+        let release = Arc::clone(&release);
+        tokio::spawn(async move {
+            cache
+                .get_or_load("t".to_owned(), || async move {
+                    release.notified().await;
+                    Ok::<_, std::io::Error>(Blob(1))
+                })
+                .await
+        })
+    };
+    while cache.stats().miss_count < 1 {
+        tokio::task::yield_now().await;
+    }
+    invalidate(&cache);
+    release.notify_one();
+    let value = loading.await.unwrap().unwrap();
+    assert_eq!(*value, Blob(1), "the caller still gets the value it loaded");
+    assert!(
+        cache.get("t").is_none(),
+        "a load from before the invalidation never populates the cache"
+    );
+    assert_eq!(cache.budget().used(), 0);
+    assert_eq!(
+        *load_blob(&cache, "t", 2).await,
+        Blob(2),
+        "the next load is cached again"
+    );
+    assert!(cache.get("t").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loads_in_flight_do_not_populate_after_invalidate_all() {
+    fenced_by(|c| {
+        c.invalidate_all();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loads_in_flight_do_not_populate_after_invalidating_their_key() {
+    fenced_by(|c| {
+        c.invalidate("t");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loads_in_flight_do_not_populate_after_a_predicate_invalidation() {
+    fenced_by(|c| {
+        c.invalidate_if(|k, _| k == "t");
+    })
+    .await;
+}

@@ -1,0 +1,133 @@
+//! Reclamation (§3): the short scope, same catalog first, largest first, coldest values first.
+
+mod common;
+
+use common::*;
+
+#[tokio::test]
+async fn a_catalog_shortfall_evicts_within_that_catalog_only() {
+    let node = node(None);
+    let small = catalog(&node, "small", Some(10 * charge(100)));
+    let other = catalog(&node, "other", None);
+    let files = cache::<Blob>(&node, &small, config("hive-file", Some(600), 1000));
+    let bystander = cache::<Blob>(&node, &other, config("hive-file", Some(600), 1000));
+    for i in 0..10 {
+        load_blob(&files, &format!("f{i}"), 100).await;
+        load_blob(&bystander, &format!("f{i}"), 100).await;
+    }
+    load_blob(&files, "one-more", 300).await;
+    assert_eq!(
+        files.stats().last_weight_reject_reason.as_deref(),
+        Some("budget_exceeded")
+    );
+    node.governor.reclaim_now();
+    assert!(
+        small.used() + charge(300) <= small.limit().unwrap(),
+        "room was made for the value"
+    );
+    assert_eq!(
+        bystander.len(),
+        10,
+        "another catalog is never asked for a catalog shortfall"
+    );
+    load_blob(&files, "one-more", 300).await;
+    assert!(files.get("one-more").is_some());
+    assert_eq!(files.resident_charge(), files.budget().used());
+}
+
+#[tokio::test]
+async fn a_node_shortfall_asks_the_requesting_catalog_first_then_the_largest() {
+    let node = node(Some(30 * charge(100)));
+    let a = catalog(&node, "a", None);
+    let b = catalog(&node, "b", None);
+    let c = catalog(&node, "c", None);
+    let in_a = cache::<Blob>(&node, &a, config("hive-file", Some(600), 1000));
+    let in_b = cache::<Blob>(&node, &b, config("hive-file", Some(600), 1000));
+    let in_c = cache::<Blob>(&node, &c, config("hive-file", Some(600), 1000));
+    for i in 0..5 {
+        load_blob(&in_a, &format!("k{i}"), 100).await;
+    }
+    for i in 0..15 {
+        load_blob(&in_b, &format!("k{i}"), 100).await;
+    }
+    for i in 0..10 {
+        load_blob(&in_c, &format!("k{i}"), 100).await;
+    }
+    // Needs 7 values' worth: catalog a (the requester) gives its 5, then b, the largest.
+    load_blob(&in_a, "big", 7 * charge(100) - 512).await;
+    node.governor.reclaim_now();
+    assert_eq!(in_a.len(), 0);
+    assert!(in_b.len() < 15);
+    assert_eq!(in_c.len(), 10, "the smaller catalog is untouched");
+    load_blob(&in_a, "big", 7 * charge(100) - 512).await;
+    assert!(in_a.get("big").is_some());
+}
+
+#[tokio::test]
+async fn an_entry_group_shortfall_stays_inside_the_group() {
+    let node = node(None);
+    let cat = catalog(&node, "c", None);
+    let views = group(&cat, "iceberg.partition_view", Some(4 * charge(100)));
+    let mvcc = cache::<Blob>(
+        &node,
+        &views,
+        config("iceberg.mvcc-partition-view", Some(600), 100),
+    );
+    let list = cache::<Blob>(
+        &node,
+        &views,
+        config("iceberg.list-partitions-view", Some(600), 100),
+    );
+    let table = cache::<Blob>(&node, &cat, config("iceberg-table", Some(600), 100));
+    for i in 0..2 {
+        load_blob(&mvcc, &format!("k{i}"), 100).await;
+        load_blob(&list, &format!("k{i}"), 100).await;
+        load_blob(&table, &format!("k{i}"), 100).await;
+    }
+    load_blob(&mvcc, "k9", 100).await;
+    assert_eq!(
+        mvcc.stats().weight_reject_count,
+        1,
+        "the two views share one budget"
+    );
+    node.governor.reclaim_now();
+    assert_eq!(table.len(), 2);
+    assert!(mvcc.len() + list.len() < 4);
+}
+
+#[tokio::test]
+async fn lowering_the_node_limit_brings_use_back_under_it() {
+    let node = node(None);
+    let cat = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &cat, config("hive-file", Some(600), 1000));
+    for i in 0..100 {
+        load_blob(&cache, &format!("k{i}"), 1000).await;
+    }
+    let half = 50 * charge(1000);
+    node.governor.set_node_limit(Some(half));
+    node.governor.reclaim_now();
+    assert!(node.governor.node().used() <= half);
+    assert_eq!(cache.resident_charge(), cache.budget().used());
+    assert_eq!(cache.stats().max_weight, half as i64);
+    assert_eq!(cache.stats().eviction_count, 100 - cache.len() as u64);
+    assert!(node.governor.reclaim_stats().freed_bytes >= 50 * charge(1000));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_background_worker_reclaims_without_being_asked() {
+    let node = node(None);
+    let cat = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &cat, config("hive-file", Some(600), 1000));
+    for i in 0..100 {
+        load_blob(&cache, &format!("k{i}"), 1000).await;
+    }
+    node.governor.set_node_limit(Some(10 * charge(1000)));
+    // Bounded wait for the worker thread (not a TTL): 10 s at most.
+    for _ in 0..1000 {
+        if node.governor.node().used() <= 10 * charge(1000) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(node.governor.node().used() <= 10 * charge(1000));
+}

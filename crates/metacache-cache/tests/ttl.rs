@@ -1,0 +1,88 @@
+//! TTL after write and after access, driven by a manual clock: no test sleeps.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use metacache_cache::Expiry;
+
+#[tokio::test]
+async fn values_expire_after_write_and_reads_do_not_extend_them() {
+    let node = node(None);
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(10), 100));
+    load_blob(&cache, "t", 10).await;
+    node.clock.advance(Duration::from_secs(6));
+    assert!(cache.get("t").is_some());
+    node.clock.advance(Duration::from_secs(4));
+    assert!(
+        cache.get("t").is_none(),
+        "10 s after the load, even though read at 6 s"
+    );
+    let stats = cache.stats();
+    assert_eq!(
+        (stats.hit_count, stats.miss_count, stats.eviction_count),
+        (1, 2, 1)
+    );
+    assert_eq!(stats.estimated_weight, 0, "expiry releases the charge");
+    assert_eq!(stats.estimated_size, 0);
+}
+
+#[tokio::test]
+async fn after_access_entries_live_while_read() {
+    let node = node(None);
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(
+        &node,
+        &catalog,
+        config("schema", Some(10), 100).with_expiry(Expiry::AfterAccess),
+    );
+    load_blob(&cache, "t", 10).await;
+    for _ in 0..5 {
+        node.clock.advance(Duration::from_secs(9));
+        assert!(cache.get("t").is_some());
+    }
+    node.clock.advance(Duration::from_secs(10));
+    assert!(cache.get("t").is_none());
+}
+
+#[tokio::test]
+async fn entries_without_ttl_never_expire() {
+    let node = node(None);
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("iceberg-manifest", None, 100));
+    load_blob(&cache, "m", 10).await;
+    node.clock.advance(Duration::from_secs(10 * 365 * 86_400));
+    assert!(cache.get("m").is_some());
+    assert_eq!(cache.stats().ttl_second, -1);
+}
+
+#[tokio::test]
+async fn an_expired_value_is_reloaded() {
+    let node = node(None);
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("hive-file", Some(60), 100));
+    load_blob(&cache, "f", 10).await;
+    node.clock.advance(Duration::from_secs(61));
+    let fresh = load_blob(&cache, "f", 20).await;
+    assert_eq!(*fresh, Blob(20));
+    assert_eq!(cache.stats().load_success_count, 2);
+    assert_eq!(cache.budget().used(), charge(20));
+}
+
+#[tokio::test]
+async fn the_sweep_releases_expired_values_nobody_reads() {
+    let node = node(None);
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("hive-file", Some(60), 100));
+    for i in 0..10 {
+        load_blob(&cache, &format!("k{i}"), 100).await;
+    }
+    node.clock.advance(Duration::from_secs(30));
+    assert_eq!(node.governor.purge_expired_now(), 0);
+    node.clock.advance(Duration::from_secs(30));
+    assert_eq!(node.governor.purge_expired_now(), 10 * charge(100));
+    assert_eq!(cache.budget().used(), 0);
+    assert_eq!(cache.stats().eviction_count, 10);
+}

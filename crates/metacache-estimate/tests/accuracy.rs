@@ -1,0 +1,218 @@
+//! Estimator accuracy against the allocator: every shape here is built while a counting global
+//! allocator records the bytes requested by this thread, and the estimate must be within ±5 %.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mem_dbg::MemSize;
+use metacache_estimate::{
+    DEFAULT_VISIT_BUDGET, Estimate, EstimateSize, Sizer, estimate, estimate_with_mem_dbg,
+};
+
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static NET: Cell<i64> = const { Cell::new(0) };
+}
+
+fn record(delta: i64) {
+    if COUNTING.with(Cell::get) {
+        NET.with(|n| n.set(n.get() + delta));
+    }
+}
+
+// SAFETY: delegates every call to the system allocator unchanged; only counts sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        record(layout.size() as i64);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        record(-(layout.size() as i64));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        record(new_size as i64 - layout.size() as i64);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Builds a value in a `Box` (so its inline size is allocated too) and returns the net bytes the
+/// allocator was asked for while building it.
+fn measured<T>(build: impl FnOnce() -> T) -> (Box<T>, u64) {
+    NET.with(|n| n.set(0));
+    COUNTING.with(|c| c.set(true));
+    let value = Box::new(build());
+    COUNTING.with(|c| c.set(false));
+    (value, NET.with(Cell::get) as u64)
+}
+
+fn assert_within_5_percent<T: EstimateSize>(name: &str, build: impl FnOnce() -> T) {
+    let (value, allocated) = measured(build);
+    let Estimate::Complete(estimated) = estimate(value.as_ref(), DEFAULT_VISIT_BUDGET) else {
+        panic!("{name}: estimate incomplete");
+    };
+    let error = (estimated as f64 - allocated as f64) / allocated as f64;
+    println!(
+        "{name}: allocated {allocated} B, estimated {estimated} B, error {:+.2} %",
+        error * 100.0
+    );
+    assert!(
+        error.abs() <= 0.05,
+        "{name}: estimated {estimated} vs allocated {allocated}"
+    );
+}
+
+// Realistic metadata shapes.
+
+#[derive(MemSize, Clone)]
+struct Column {
+    name: String,
+    type_name: String,
+    comment: Option<String>,
+}
+
+#[derive(MemSize)]
+struct TableSchema {
+    columns: Vec<Column>,
+    properties: HashMap<String, String>,
+}
+estimate_with_mem_dbg!(TableSchema);
+
+#[derive(MemSize)]
+struct Partition {
+    values: Vec<String>,
+    location: String,
+    input_format: String,
+    parameters: HashMap<String, String>,
+    schema: Arc<TableSchema>,
+}
+
+#[derive(MemSize)]
+struct PartitionList {
+    partitions: Vec<Partition>,
+}
+estimate_with_mem_dbg!(PartitionList);
+
+#[allow(dead_code)] // length and time are there for their size, as in a real listing
+struct FileStatus {
+    path: String,
+    length: u64,
+    modification_time: i64,
+    block_offsets: Vec<u64>,
+}
+
+/// A hand-written estimator of the shape type-specific ones take.
+struct FileListing {
+    directory: String,
+    files: Vec<FileStatus>,
+}
+
+impl EstimateSize for FileListing {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add_inline(self);
+        sizer.add_string(&self.directory);
+        sizer.add_vec(&self.files, |s, f| {
+            s.add_string(&f.path);
+            s.add_vec(&f.block_offsets, |_, _| {});
+        });
+    }
+}
+
+#[derive(MemSize)]
+struct NamespaceIndex {
+    tables: HashMap<String, Vec<String>>,
+}
+estimate_with_mem_dbg!(NamespaceIndex);
+
+fn schema(columns: usize) -> TableSchema {
+    TableSchema {
+        columns: (0..columns)
+            .map(|i| Column {
+                name: format!("column_{i}"),
+                type_name: if i % 3 == 0 {
+                    "bigint".into()
+                } else {
+                    "varchar(255)".into()
+                },
+                comment: (i % 2 == 0).then(|| format!("comment for column {i}")),
+            })
+            .collect(),
+        properties: (0..8)
+            .map(|i| (format!("prop.{i}"), format!("value-{i}")))
+            .collect(),
+    }
+}
+
+#[test]
+fn table_schema_nested_structs_and_hash_map() {
+    assert_within_5_percent("table schema (40 columns)", || schema(40));
+}
+
+#[test]
+fn partitions_sharing_one_schema_arc() {
+    assert_within_5_percent("2,000 partitions sharing an Arc schema", || {
+        let shared = Arc::new(schema(30));
+        PartitionList {
+            partitions: (0..2000)
+                .map(|i| Partition {
+                    values: vec![
+                        format!("2026-{:02}-{:02}", i % 12 + 1, i % 28 + 1),
+                        format!("{}", i % 24),
+                    ],
+                    location: format!(
+                        "s3://warehouse/db/sales/dt=2026-{:02}/hour={}",
+                        i % 12,
+                        i % 24
+                    ),
+                    input_format: "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
+                        .into(),
+                    parameters: [("numFiles".to_owned(), i.to_string())]
+                        .into_iter()
+                        .collect(),
+                    schema: Arc::clone(&shared),
+                })
+                .collect(),
+        }
+    });
+}
+
+#[test]
+fn file_listing_with_type_specific_estimator() {
+    assert_within_5_percent("file listing (10,000 files)", || FileListing {
+        directory: "s3://warehouse/db/events/dt=2026-12-01".into(),
+        files: (0..10_000)
+            .map(|i| FileStatus {
+                path: format!(
+                    "s3://warehouse/db/events/dt=2026-12-01/part-{i:05}-c000.snappy.parquet"
+                ),
+                length: 128 << 20,
+                modification_time: 1_764_000_000_000 + i,
+                block_offsets: (0..(i % 4) as u64).map(|b| b << 27).collect(),
+            })
+            .collect(),
+    });
+}
+
+#[test]
+fn hash_map_of_string_vectors() {
+    assert_within_5_percent("namespace index (200 × 25 tables)", || NamespaceIndex {
+        tables: (0..200)
+            .map(|ns| {
+                (
+                    format!("namespace_{ns}"),
+                    (0..25).map(|t| format!("table_{ns}_{t}")).collect(),
+                )
+            })
+            .collect(),
+    });
+}
