@@ -26,10 +26,10 @@ lint: ## Clippy on every target, warnings are errors
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 bench: ## Criterion benchmarks and the governance run (see docs/benchmarks.md)
-	$(CARGO) bench -p metacache-cache --locked
+	$(CARGO) bench -p metacache-cache --benches --locked
 
 bench-quick: ## The same benchmarks with short measurement times
-	$(CARGO) bench -p metacache-cache --locked -- --warm-up-time 1 --measurement-time 2
+	$(CARGO) bench -p metacache-cache --benches --locked -- --warm-up-time 1 --measurement-time 2
 
 doc: ## API documentation
 	$(CARGO) doc --workspace --no-deps

@@ -221,7 +221,7 @@ async fn ledger_invariants_hold_under_random_concurrent_operations() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| rand::rng().next_u64());
-    println!("seed {seed} (rerun with METACACHE_FUZZ_SEED={seed})");
+    eprintln!("seed {seed} (rerun with METACACHE_FUZZ_SEED={seed})");
     let world = Arc::new(World::new());
     let start = Arc::new(Barrier::new(TASKS + 1));
     let done = Arc::new(Barrier::new(TASKS + 1));

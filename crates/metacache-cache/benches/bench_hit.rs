@@ -58,11 +58,15 @@ fn hit_path(c: &mut Criterion) {
         ITEMS * 2,
     );
     let governed: ManagedCache<u64, Value> = ManagedCache::new(config, &governor, &catalog);
+    let no_ttl_config = CacheConfig::new("iceberg-manifest", None, ITEMS * 2);
+    let governed_no_ttl: ManagedCache<u64, Value> =
+        ManagedCache::new(no_ttl_config, &governor, &catalog);
     let raw: quick_cache::sync::Cache<u64, Arc<Value>> =
         quick_cache::sync::Cache::new(ITEMS as usize * 2);
     let moka: moka::sync::Cache<u64, Arc<Value>> = moka::sync::Cache::new(ITEMS * 2);
     for k in 0..ITEMS {
         governed.insert(k, Value([k; 8]));
+        governed_no_ttl.insert(k, Value([k; 8]));
         raw.insert(k, Arc::new(Value([k; 8])));
         moka.insert(k, Arc::new(Value([k; 8])));
     }
@@ -78,6 +82,16 @@ fn hit_path(c: &mut Criterion) {
                 })
             })
         });
+        group.bench_function(
+            BenchmarkId::new("metacache_governed_no_ttl", threads),
+            |b| {
+                b.iter_custom(|iters| {
+                    parallel(threads, iters, &keys, &|k| {
+                        black_box(governed_no_ttl.get(&k).map(|v| v.0[0]));
+                    })
+                })
+            },
+        );
         group.bench_function(BenchmarkId::new("quick_cache_raw", threads), |b| {
             b.iter_custom(|iters| {
                 parallel(threads, iters, &keys, &|k| {

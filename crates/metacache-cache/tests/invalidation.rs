@@ -54,7 +54,7 @@ async fn fenced_by(invalidate: impl FnOnce(&metacache_cache::ManagedCache<String
     }
     invalidate(&cache);
     release.notify_one();
-    let value = loading.await.unwrap().unwrap();
+    let value = loading.await.expect("task").expect("load");
     assert_eq!(*value, Blob(1), "the caller still gets the value it loaded");
     assert!(
         cache.get("t").is_none(),

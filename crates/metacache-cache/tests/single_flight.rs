@@ -29,7 +29,7 @@ async fn stampede(
                         while waiting.waiters(&"hot".to_owned()) < CALLERS - 1 {
                             tokio::task::yield_now().await;
                         }
-                        outcome.map(Blob).map_err(|e| std::io::Error::other(e))
+                        outcome.map(Blob).map_err(std::io::Error::other)
                     })
                     .await
                     .map(|v| v.0)

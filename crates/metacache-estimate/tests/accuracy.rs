@@ -62,7 +62,7 @@ fn assert_within_5_percent<T: EstimateSize>(name: &str, build: impl FnOnce() -> 
         panic!("{name}: estimate incomplete");
     };
     let error = (estimated as f64 - allocated as f64) / allocated as f64;
-    println!(
+    eprintln!(
         "{name}: allocated {allocated} B, estimated {estimated} B, error {:+.2} %",
         error * 100.0
     );
