@@ -61,40 +61,73 @@ impl StripedCounter {
 static FREE_STRIPES: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
 
-struct StripeOwner(Cell<Option<usize>>);
+/// Not yet assigned.
+const UNASSIGNED: usize = usize::MAX;
+/// Assigned nothing: all stripes are owned by live threads; this thread uses the overflow.
+const OVERFLOW: usize = usize::MAX - 1;
 
-impl StripeOwner {
-    fn acquire() -> Self {
-        let reused = FREE_STRIPES
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        let index = reused.or_else(|| {
-            let next = NEXT_STRIPE.fetch_add(1, Relaxed);
-            (next < STRIPES).then_some(next)
-        });
-        Self(Cell::new(index))
-    }
-}
+/// Gives the stripe back when its thread exits.
+struct StripeOwner(usize);
 
 impl Drop for StripeOwner {
     fn drop(&mut self) {
-        if let Some(index) = self.0.take() {
-            FREE_STRIPES
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(index);
-        }
+        STRIPE.with(|s| s.set(OVERFLOW));
+        FREE_STRIPES
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(self.0);
     }
 }
 
 thread_local! {
-    static STRIPE: StripeOwner = StripeOwner::acquire();
+    /// The hot path reads only this constant-initialised cell (no lazy-init or destructor check).
+    static STRIPE: Cell<usize> = const { Cell::new(UNASSIGNED) };
+    /// Registered once per thread that got a stripe, to return it on exit.
+    static OWNER: std::cell::RefCell<Option<StripeOwner>> = const { std::cell::RefCell::new(None) };
 }
 
 #[inline]
 fn thread_stripe() -> Option<usize> {
-    STRIPE.try_with(|s| s.0.get()).ok().flatten()
+    match STRIPE.with(Cell::get) {
+        UNASSIGNED => assign_stripe(),
+        OVERFLOW => None,
+        index => Some(index),
+    }
+}
+
+#[cold]
+fn assign_stripe() -> Option<usize> {
+    let reused = FREE_STRIPES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .pop();
+    let index = reused.or_else(|| {
+        let next = NEXT_STRIPE.fetch_add(1, Relaxed);
+        (next < STRIPES).then_some(next)
+    });
+    // If the owner cannot be registered (thread exiting), never take the stripe.
+    let registered = index.is_some_and(|i| {
+        OWNER
+            .try_with(|o| *o.borrow_mut() = Some(StripeOwner(i)))
+            .is_ok()
+    });
+    match (index, registered) {
+        (Some(i), true) => {
+            STRIPE.with(|s| s.set(i));
+            Some(i)
+        }
+        (Some(i), false) => {
+            FREE_STRIPES
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(i);
+            None
+        }
+        (None, _) => {
+            STRIPE.with(|s| s.set(OVERFLOW));
+            None
+        }
+    }
 }
 
 /// Every counter of one cache instance. They start at zero with the instance, as the statistics

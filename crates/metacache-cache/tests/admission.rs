@@ -75,13 +75,16 @@ async fn every_reject_reason_is_recorded_and_the_value_still_returned() {
         Some("budget_exceeded")
     );
     assert_eq!(stats.weight_reject_count, 3);
-    assert_eq!(stats.estimated_weight, charge(8_000));
+    // The background worker may already have evicted "fits" to make room: either way, only
+    // what is resident is charged.
+    assert!(stats.estimated_weight == charge(8_000) || stats.estimated_weight == 0);
     assert!(
         blobs.get("no-room").is_none(),
         "rejected values are not retained"
     );
     assert!(blobs.get("huge").is_none());
-    assert_eq!(node.governor.node().used(), charge(8_000));
+    assert_eq!(node.governor.node().used(), blobs.budget().used());
+    assert_eq!(blobs.resident_charge(), blobs.budget().used());
 }
 
 #[tokio::test]
