@@ -1,6 +1,9 @@
 # metacache — `make help` lists the targets.
 .DEFAULT_GOAL := help
 CARGO ?= cargo
+SHELL := bash
+.SHELLFLAGS := -eo pipefail -c
+TEST_LOG := $(or $(CARGO_TARGET_DIR),target)/metacache-test.log
 
 .PHONY: help run test fmt fmt-check lint bench bench-quick doc clean
 
@@ -13,8 +16,10 @@ run: ## Run the service on its embedded defaults (arrives with the front ends, i
 	@exit 2
 
 test: fmt-check lint ## Format check, clippy -D warnings, and every test of the workspace
-	$(CARGO) test --workspace --all-targets --locked
-	$(CARGO) test --workspace --doc --locked
+	@mkdir -p $(dir $(TEST_LOG))
+	$(CARGO) test --workspace --all-targets --locked 2>&1 | tee $(TEST_LOG)
+	$(CARGO) test --workspace --doc --locked 2>&1 | tee -a $(TEST_LOG)
+	@awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "%d passed, %d failed\n", passed, failed }' $(TEST_LOG)
 
 fmt: ## Format the code
 	$(CARGO) fmt --all

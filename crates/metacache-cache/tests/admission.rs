@@ -164,9 +164,7 @@ async fn capacity_evictions_release_their_bytes() {
     let node = node(None);
     let catalog = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &catalog, config("hive-partition", Some(60), 10));
-    for i in 0..50 {
-        load_blob(&cache, &format!("p{i}"), 100).await;
-    }
+    fill(&cache, "p", 50, 100).await;
     assert!(cache.len() <= 10);
     let stats = cache.stats();
     assert_eq!(stats.eviction_count, 50 - cache.len() as u64);
@@ -179,9 +177,7 @@ async fn dropping_a_cache_releases_everything_it_held() {
     let node = node(Some(1 << 20));
     let catalog = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &catalog, config("hive-file", Some(60), 100));
-    for i in 0..20 {
-        load_blob(&cache, &format!("f{i}"), 100).await;
-    }
+    fill(&cache, "f", 20, 100).await;
     assert_eq!(node.governor.node().used(), 20 * charge(100));
     drop(cache);
     assert_eq!(node.governor.node().used(), 0);

@@ -44,15 +44,9 @@ async fn a_node_shortfall_asks_the_requesting_catalog_first_then_the_largest() {
     let in_a = cache::<Blob>(&node, &a, config("hive-file", Some(600), 1000));
     let in_b = cache::<Blob>(&node, &b, config("hive-file", Some(600), 1000));
     let in_c = cache::<Blob>(&node, &c, config("hive-file", Some(600), 1000));
-    for i in 0..5 {
-        load_blob(&in_a, &format!("k{i}"), 100).await;
-    }
-    for i in 0..15 {
-        load_blob(&in_b, &format!("k{i}"), 100).await;
-    }
-    for i in 0..10 {
-        load_blob(&in_c, &format!("k{i}"), 100).await;
-    }
+    fill(&in_a, "k", 5, 100).await;
+    fill(&in_b, "k", 15, 100).await;
+    fill(&in_c, "k", 10, 100).await;
     // Needs 7 values' worth: catalog a (the requester) gives its 5, then b, the largest.
     load_blob(&in_a, "big", 7 * charge(100) - 512).await;
     node.governor.reclaim_now();
@@ -100,9 +94,7 @@ async fn lowering_the_node_limit_brings_use_back_under_it() {
     let node = node(None);
     let cat = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &cat, config("hive-file", Some(600), 1000));
-    for i in 0..100 {
-        load_blob(&cache, &format!("k{i}"), 1000).await;
-    }
+    fill(&cache, "k", 100, 1000).await;
     let half = 50 * charge(1000);
     node.governor.set_node_limit(Some(half));
     node.governor.reclaim_now();
@@ -118,9 +110,7 @@ async fn the_background_worker_reclaims_without_being_asked() {
     let node = node(None);
     let cat = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &cat, config("hive-file", Some(600), 1000));
-    for i in 0..100 {
-        load_blob(&cache, &format!("k{i}"), 1000).await;
-    }
+    fill(&cache, "k", 100, 1000).await;
     node.governor.set_node_limit(Some(10 * charge(1000)));
     // Bounded wait for the worker thread (not a TTL): 10 s at most.
     for _ in 0..1000 {

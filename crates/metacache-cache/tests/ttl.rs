@@ -76,9 +76,7 @@ async fn the_sweep_releases_expired_values_nobody_reads() {
     let node = node(None);
     let catalog = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &catalog, config("hive-file", Some(60), 100));
-    for i in 0..10 {
-        load_blob(&cache, &format!("k{i}"), 100).await;
-    }
+    fill(&cache, "k", 10, 100).await;
     node.clock.advance(Duration::from_secs(30));
     assert_eq!(node.governor.purge_expired_now(), 0);
     node.clock.advance(Duration::from_secs(30));

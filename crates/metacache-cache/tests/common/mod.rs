@@ -95,3 +95,10 @@ pub async fn load_blob(
 pub fn charge(size: u64) -> u64 {
     size + metacache_ledger::ACCOUNTING_OVERHEAD_BYTES
 }
+
+/// Loads `count` blobs of `size` bytes under keys `<prefix>0`, `<prefix>1`, …
+pub async fn fill(cache: &ManagedCache<String, Blob>, prefix: &str, count: usize, size: u64) {
+    for i in 0..count {
+        load_blob(cache, &format!("{prefix}{i}"), size).await;
+    }
+}
