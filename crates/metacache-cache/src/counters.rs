@@ -72,11 +72,16 @@ struct StripeOwner(usize);
 impl Drop for StripeOwner {
     fn drop(&mut self) {
         STRIPE.with(|s| s.set(OVERFLOW));
-        FREE_STRIPES
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(self.0);
+        release_stripe(self.0);
     }
+}
+
+/// Returns a stripe index to the pool for the next thread.
+fn release_stripe(index: usize) {
+    FREE_STRIPES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(index);
 }
 
 thread_local! {
@@ -117,10 +122,7 @@ fn assign_stripe() -> Option<usize> {
             Some(i)
         }
         (Some(i), false) => {
-            FREE_STRIPES
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(i);
+            release_stripe(i);
             None
         }
         (None, _) => {
