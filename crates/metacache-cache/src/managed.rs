@@ -14,7 +14,7 @@
 
 use std::future::Future;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 
 use metacache_estimate::EstimateSize;
@@ -74,6 +74,8 @@ struct Inner<K: Hash + Eq + Clone, V> {
     accounting: Arc<Accounting>,
     clock: Clock,
     generation: AtomicU64,
+    /// Set once by [`ManagedCache::retire`]; a retired cache never stores again.
+    retired: AtomicBool,
     fence: RwLock<()>,
     flights: Flights<K, V>,
 }
@@ -123,6 +125,7 @@ where
             accounting,
             clock: governor.clock().clone(),
             generation: AtomicU64::new(0),
+            retired: AtomicBool::new(false),
             fence: RwLock::new(()),
             flights: Flights::new(),
         });
@@ -165,7 +168,7 @@ where
             return Ok(hit);
         }
         CacheCounters::add(&counters.misses, 1);
-        if !inner.enabled {
+        if !inner.enabled || inner.retired.load(SeqCst) {
             return inner.load_uncached(load).await;
         }
         let leader = loop {
@@ -235,6 +238,19 @@ where
     /// Removes every value; loads in flight no longer populate the cache.
     pub fn invalidate_all(&self) -> u64 {
         self.invalidate_if(|_, _| true)
+    }
+
+    /// Takes the cache out of service for good (its catalog was altered or dropped): every value
+    /// is released now, and neither the loads in flight nor any later call stores again. Clones
+    /// held elsewhere keep working as a disabled cache, and the values callers hold stay valid.
+    pub fn retire(&self) -> u64 {
+        self.inner.retired.store(true, SeqCst);
+        self.invalidate_all()
+    }
+
+    /// Whether [`ManagedCache::retire`] was called.
+    pub fn is_retired(&self) -> bool {
+        self.inner.retired.load(SeqCst)
     }
 
     /// Callers waiting now on the in-flight load of `key`, the loading caller excluded.
@@ -371,7 +387,7 @@ where
             Err(rejection) => return self.rejected(value, rejection),
         };
         let _fence = self.fence.read();
-        if self.generation.load(SeqCst) != generation {
+        if self.generation.load(SeqCst) != generation || self.retired.load(SeqCst) {
             return (value, Admission::Fenced);
         }
         match self.store(key, &value, charge) {

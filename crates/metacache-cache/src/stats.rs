@@ -52,6 +52,36 @@ pub struct CacheStats {
 }
 
 impl CacheStats {
+    /// The row of a cache that is configured but not built yet (caches are built on first
+    /// use): its settings, a `max_weight` computed by the caller, and zero counters.
+    pub fn idle(config: &crate::CacheConfig, max_weight: i64) -> Self {
+        Self {
+            entry_name: config.entry_name.to_string(),
+            effective_enabled: config.effectively_enabled(),
+            config_enabled: config.enabled,
+            auto_refresh: config.auto_refresh,
+            ttl_second: config.ttl_second(),
+            capacity: config.capacity,
+            estimated_size: 0,
+            request_count: 0,
+            hit_count: 0,
+            miss_count: 0,
+            load_success_count: 0,
+            load_failure_count: 0,
+            total_load_time_ms: 0,
+            eviction_count: 0,
+            invalidate_count: 0,
+            last_load_success_millis: None,
+            last_load_failure_millis: None,
+            last_error: None,
+            max_weight,
+            estimated_weight: 0,
+            weight_reject_count: 0,
+            last_weight_reject_reason: None,
+            total_load_time_nanos: 0,
+        }
+    }
+
     /// HIT_RATE: hits / requests, 0 with no requests.
     pub fn hit_rate(&self) -> f64 {
         ratio(self.hit_count, self.request_count)

@@ -92,3 +92,43 @@ async fn loads_in_flight_do_not_populate_after_a_predicate_invalidation() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retired_cache_releases_everything_and_never_stores_again() {
+    let node = node(None);
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
+    let held = load_blob(&cache, "kept-by-caller", 10).await;
+    let release = Arc::new(Notify::new());
+    let loading = {
+        let cache = cache.clone();
+        let release = Arc::clone(&release);
+        tokio::spawn(async move {
+            cache
+                .get_or_load("t".to_owned(), || async move {
+                    release.notified().await;
+                    Ok::<_, std::io::Error>(Blob(1))
+                })
+                .await
+        })
+    };
+    while cache.stats().miss_count < 2 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(cache.retire(), 1);
+    assert!(cache.is_retired());
+    assert_eq!(catalog.used(), 0, "every byte goes back at once");
+    release.notify_one();
+    assert_eq!(*loading.await.expect("task").expect("load"), Blob(1));
+    assert_eq!(*held, Blob(10), "values callers hold stay valid");
+    assert_eq!(*load_blob(&cache, "later", 3).await, Blob(3));
+    assert!(
+        matches!(
+            cache.insert("put".to_owned(), Blob(4)),
+            metacache_cache::Admission::Fenced
+        ),
+        "the look-aside path is fenced too"
+    );
+    assert!(cache.is_empty());
+    assert_eq!(catalog.used(), 0);
+}

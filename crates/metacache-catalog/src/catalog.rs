@@ -1,0 +1,435 @@
+//! One catalog at runtime: its definition, its catalog budget, and its caches, built on first
+//! use from its engines' definitions and its properties.
+//!
+//! # Invariants
+//! - A cache is built at most once per catalog state: the check and the build happen under the
+//!   state's write lock, and caches are found by (engine, ENTRY_NAME).
+//! - A cache leaves the catalog only by being retired (ALTER of its scope, DROP): its bytes go
+//!   back at once, loads in flight never store into it, and a rebuilt cache is a new instance
+//!   with counters from zero. Callers keep the values they hold.
+//! - After DROP every access fails with [`Error::CatalogDropped`] and the catalog budget holds
+//!   nothing.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use metacache_cache::{CacheStats, ManagedCache, MemoryGovernor};
+use metacache_engines::{EngineDef, EngineRegistry, ResolvedCache, resolve};
+use metacache_estimate::EstimateSize;
+use metacache_ledger::{Budget, Level};
+use parking_lot::RwLock;
+use serde::{Deserialize, Serialize};
+
+use crate::handle::CacheHandle;
+use crate::properties::TYPE_KEY;
+use crate::validate::{catalog_limit, entry_limit};
+use crate::{CacheId, Error, MetaKey, Properties, Result};
+
+/// A catalog as stored: what CREATE and ALTER CATALOG define.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogDef {
+    /// Its name.
+    pub name: String,
+    /// `COMMENT '…'` of CREATE CATALOG.
+    #[serde(default)]
+    pub comment: String,
+    /// Its properties, `type` included.
+    pub properties: Properties,
+    /// Wall-clock milliseconds of CREATE.
+    #[serde(default)]
+    pub created_at_millis: u64,
+    /// Wall-clock milliseconds of the last CREATE or ALTER.
+    #[serde(default)]
+    pub updated_at_millis: u64,
+}
+
+impl CatalogDef {
+    /// The `type` property, lower-cased.
+    pub fn catalog_type(&self) -> String {
+        self.properties
+            .get(TYPE_KEY)
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+    }
+}
+
+/// Which caches an ALTER drops.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AlterScope {
+    /// Every cache of the catalog.
+    pub all: bool,
+    /// The caches of engines configured by these `<engine>` tokens.
+    pub config_engines: BTreeSet<String>,
+}
+
+impl AlterScope {
+    /// Whether the ALTER drops nothing.
+    pub fn is_empty(&self) -> bool {
+        !self.all && self.config_engines.is_empty()
+    }
+
+    fn covers(&self, engine: &EngineDef) -> bool {
+        self.all || self.config_engines.contains(engine.config_engine())
+    }
+}
+
+/// One row of the statistics table, without the node column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheRow {
+    /// CATALOG_NAME.
+    pub catalog: String,
+    /// ENGINE_NAME.
+    pub engine: String,
+    /// Whether the cache has been built (an unbuilt one shows its settings and zeros).
+    pub built: bool,
+    /// The cache's columns.
+    pub stats: CacheStats,
+}
+
+struct Built {
+    engine: String,
+    entry_name: String,
+    /// `None`: a rule of the engine leaves this cache out for this catalog.
+    handle: Option<Arc<dyn CacheHandle>>,
+}
+
+struct Group {
+    engine: String,
+    token: String,
+    budget: Arc<Budget>,
+}
+
+struct State {
+    def: CatalogDef,
+    dropped: bool,
+    engines: Vec<Arc<EngineDef>>,
+    built: Vec<Built>,
+    groups: Vec<Group>,
+}
+
+/// A catalog and its caches. Shared as `Arc<Catalog>`; ALTER changes it in place.
+pub struct Catalog {
+    name: String,
+    budget: Arc<Budget>,
+    governor: Arc<MemoryGovernor>,
+    state: RwLock<State>,
+}
+
+impl Catalog {
+    pub(crate) fn new(
+        def: CatalogDef,
+        registry: &EngineRegistry,
+        governor: Arc<MemoryGovernor>,
+    ) -> Self {
+        let budget = governor.catalog_budget(&def.name, catalog_limit(&def.properties));
+        let engines = registry.for_catalog_type(&def.catalog_type());
+        Self {
+            name: def.name.clone(),
+            budget,
+            governor,
+            state: RwLock::new(State {
+                def,
+                dropped: false,
+                engines,
+                built: Vec::new(),
+                groups: Vec::new(),
+            }),
+        }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its definition now.
+    pub fn def(&self) -> CatalogDef {
+        self.state.read().def.clone()
+    }
+
+    /// Its catalog budget (`used` = bytes its caches hold).
+    pub fn budget(&self) -> &Arc<Budget> {
+        &self.budget
+    }
+
+    /// Whether it was dropped.
+    pub fn is_dropped(&self) -> bool {
+        self.state.read().dropped
+    }
+
+    /// The names of its engines.
+    pub fn engines(&self) -> Vec<String> {
+        self.state
+            .read()
+            .engines
+            .iter()
+            .map(|e| e.name.clone())
+            .collect()
+    }
+
+    /// Caches built so far (rule-suppressed ones excluded).
+    pub fn built_caches(&self) -> usize {
+        self.state
+            .read()
+            .built
+            .iter()
+            .filter(|b| b.handle.is_some())
+            .count()
+    }
+
+    /// The cache `id`, built on first use. `Ok(None)` when a rule of the engine leaves it out
+    /// for this catalog (the caller loads without caching).
+    pub fn cache<K, V>(&self, id: &CacheId<K, V>) -> Result<Option<ManagedCache<K, V>>>
+    where
+        K: MetaKey,
+        V: EstimateSize + Send + Sync + 'static,
+    {
+        self.cache_by_name(id.engine, id.entry_name)
+    }
+
+    /// [`Catalog::cache`] by run-time names (look-aside caches of remote engines).
+    pub fn cache_by_name<K, V>(
+        &self,
+        engine: &str,
+        entry_name: &str,
+    ) -> Result<Option<ManagedCache<K, V>>>
+    where
+        K: MetaKey,
+        V: EstimateSize + Send + Sync + 'static,
+    {
+        {
+            let state = self.state.read();
+            if let Some(found) = self.lookup::<K, V>(&state, engine, entry_name)? {
+                return Ok(found);
+            }
+        }
+        let mut state = self.state.write();
+        if let Some(found) = self.lookup::<K, V>(&state, engine, entry_name)? {
+            return Ok(found);
+        }
+        let unknown = || Error::UnknownCache {
+            catalog: self.name.clone(),
+            engine: engine.to_owned(),
+            entry_name: entry_name.to_owned(),
+        };
+        let engine_def = state
+            .engines
+            .iter()
+            .find(|e| e.name == engine)
+            .cloned()
+            .ok_or_else(unknown)?;
+        engine_def.cache(entry_name).ok_or_else(unknown)?;
+        let resolved = resolve(&engine_def, state.def.properties.map())
+            .into_iter()
+            .find(|r| r.def.entry_name == entry_name);
+        let Some(resolved) = resolved else {
+            state.built.push(Built {
+                engine: engine.to_owned(),
+                entry_name: entry_name.to_owned(),
+                handle: None,
+            });
+            return Ok(None);
+        };
+        let parent = self.parent_budget(&mut state, &engine_def, &resolved);
+        let cache = ManagedCache::<K, V>::new(resolved.config, &self.governor, &parent);
+        state.built.push(Built {
+            engine: engine.to_owned(),
+            entry_name: entry_name.to_owned(),
+            handle: Some(Arc::new(cache.clone())),
+        });
+        Ok(Some(cache))
+    }
+
+    /// Finds a built cache: `Ok(Some(_))` when built (or suppressed), `Ok(None)` when not yet.
+    #[allow(clippy::type_complexity)]
+    fn lookup<K, V>(
+        &self,
+        state: &State,
+        engine: &str,
+        entry_name: &str,
+    ) -> Result<Option<Option<ManagedCache<K, V>>>>
+    where
+        K: MetaKey,
+        V: EstimateSize + Send + Sync + 'static,
+    {
+        if state.dropped {
+            return Err(Error::CatalogDropped {
+                name: self.name.clone(),
+            });
+        }
+        let Some(built) = state
+            .built
+            .iter()
+            .find(|b| b.engine == engine && b.entry_name == entry_name)
+        else {
+            return Ok(None);
+        };
+        let Some(handle) = &built.handle else {
+            return Ok(Some(None));
+        };
+        match handle.as_any().downcast_ref::<ManagedCache<K, V>>() {
+            Some(cache) => Ok(Some(Some(cache.clone()))),
+            None => Err(Error::CacheType {
+                engine: engine.to_owned(),
+                entry_name: entry_name.to_owned(),
+            }),
+        }
+    }
+
+    /// The budget a new cache hangs under: its entry token's group budget (created with the
+    /// token's `max-weight`), or the catalog budget for token-less caches.
+    fn parent_budget(
+        &self,
+        state: &mut State,
+        engine: &EngineDef,
+        resolved: &ResolvedCache,
+    ) -> Arc<Budget> {
+        let Some(token) = resolved.def.token() else {
+            return Arc::clone(&self.budget);
+        };
+        if let Some(group) = state
+            .groups
+            .iter()
+            .find(|g| g.engine == engine.name && g.token == token)
+        {
+            return Arc::clone(&group.budget);
+        }
+        let limit = entry_limit(&state.def.properties, engine.config_engine(), token);
+        let name = format!("{}.{token}", engine.name);
+        let budget = self.budget.child(Level::EntryGroup, &name, limit);
+        state.groups.push(Group {
+            engine: engine.name.clone(),
+            token: token.to_owned(),
+            budget: Arc::clone(&budget),
+        });
+        budget
+    }
+
+    /// One row per cache the catalog has or would build, in engine then declaration order.
+    pub fn cache_rows(&self) -> Vec<CacheRow> {
+        let state = self.state.read();
+        if state.dropped {
+            return Vec::new();
+        }
+        let mut rows = Vec::new();
+        for engine in &state.engines {
+            for resolved in resolve(engine, state.def.properties.map()) {
+                let built = state
+                    .built
+                    .iter()
+                    .find(|b| b.engine == engine.name && b.entry_name == resolved.def.entry_name);
+                let stats = match built.and_then(|b| b.handle.as_ref()) {
+                    Some(handle) => handle.stats(),
+                    None => CacheStats::idle(
+                        &resolved.config,
+                        self.idle_max_weight(&state, engine, &resolved),
+                    ),
+                };
+                rows.push(CacheRow {
+                    catalog: self.name.clone(),
+                    engine: engine.name.clone(),
+                    built: built.is_some(),
+                    stats,
+                });
+            }
+        }
+        rows
+    }
+
+    /// MAX_WEIGHT of a cache not built yet: the smallest limit that would apply.
+    fn idle_max_weight(&self, state: &State, engine: &EngineDef, resolved: &ResolvedCache) -> i64 {
+        let entry = resolved
+            .def
+            .token()
+            .and_then(|token| entry_limit(&state.def.properties, engine.config_engine(), token));
+        let limit = [entry, self.budget.effective_limit()]
+            .into_iter()
+            .flatten()
+            .min();
+        limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX))
+    }
+
+    /// REFRESH CATALOG: every value of every cache goes; loads in flight do not store.
+    pub fn refresh(&self) -> u64 {
+        self.each_handle(|h| h.invalidate_all())
+    }
+
+    /// REFRESH DATABASE: the values of `database`.
+    pub fn refresh_database(&self, database: &str) -> u64 {
+        self.each_handle(|h| h.invalidate_database(database))
+    }
+
+    /// REFRESH TABLE: the values of `database.table`.
+    pub fn refresh_table(&self, database: &str, table: &str) -> u64 {
+        self.each_handle(|h| h.invalidate_table(database, table))
+    }
+
+    fn each_handle(&self, f: impl Fn(&dyn CacheHandle) -> u64) -> u64 {
+        let state = self.state.read();
+        state
+            .built
+            .iter()
+            .filter_map(|b| b.handle.as_deref())
+            .map(f)
+            .sum()
+    }
+
+    /// Applies an ALTER: retires the caches in `scope`, takes the new definition and limits.
+    pub(crate) fn apply_alter(&self, def: CatalogDef, scope: &AlterScope) {
+        let mut state = self.state.write();
+        let engines = state.engines.clone();
+        let covered = |name: &str| engines.iter().any(|e| e.name == name && scope.covers(e));
+        state.built.retain(|b| {
+            if !covered(&b.engine) {
+                return true;
+            }
+            if let Some(handle) = &b.handle {
+                handle.retire();
+            }
+            false
+        });
+        state.groups.retain(|g| !covered(&g.engine));
+        self.budget.set_limit(catalog_limit(&def.properties));
+        state.def = def;
+    }
+
+    /// Applies a DROP: retires every cache; the catalog budget ends empty.
+    pub(crate) fn apply_drop(&self) {
+        let mut state = self.state.write();
+        state.dropped = true;
+        for built in state.built.drain(..) {
+            if let Some(handle) = built.handle {
+                handle.retire();
+            }
+        }
+        state.groups.clear();
+    }
+
+    /// Re-reads the engine `name` from `registry` (a remote engine was redefined or removed):
+    /// its caches are retired and rebuilt from the new definition on next use.
+    pub(crate) fn reload_engines(&self, registry: &EngineRegistry, name: &str) {
+        let mut state = self.state.write();
+        let engines = registry.for_catalog_type(&state.def.catalog_type());
+        state.built.retain(|b| {
+            if b.engine != name {
+                return true;
+            }
+            if let Some(handle) = &b.handle {
+                handle.retire();
+            }
+            false
+        });
+        state.groups.retain(|g| g.engine != name);
+        state.engines = engines;
+    }
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("name", &self.name)
+            .field("def", &self.state.read().def)
+            .finish_non_exhaustive()
+    }
+}

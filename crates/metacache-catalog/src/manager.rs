@@ -1,0 +1,524 @@
+//! The catalog manager: the node's catalogs, the statements that change them, and the node
+//! configuration that changes at runtime.
+//!
+//! # Invariants
+//! - Statements run one at a time (the `ddl` lock): validate, commit to the store, then change
+//!   memory. A statement that fails validation or whose commit fails changes nothing.
+//! - What the store holds is what the node serves: every acknowledged statement is durable
+//!   before it is acknowledged.
+//! - The methods block on the store's disk writes; async callers use `spawn_blocking`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use metacache_cache::{Clock, GovernorOptions, MemoryGovernor};
+use metacache_engines::{EngineDef, EngineRegistry, EntryKey, KEY_PREFIX};
+use metacache_ledger::size::{CATALOG_MAX_WEIGHT_KEY, NodeWeight};
+use parking_lot::{Mutex, RwLock};
+
+use crate::catalog::{AlterScope, CacheRow, Catalog, CatalogDef};
+use crate::memory::{MemorySource, NodeMemory};
+use crate::node_config::{EXTERNAL_META_CACHE_MAX_WEIGHT, KEYS, NodeConfig, config_key, like};
+use crate::store::{CatalogStore, Change};
+use crate::validate::{self, Warning};
+use crate::{Error, Properties, Result};
+
+/// Names no catalog may take.
+pub const RESERVED_NAMES: [&str; 1] = ["internal"];
+/// Longest catalog name.
+pub const MAX_NAME_LEN: usize = 64;
+/// The legacy key whose change drops every cache of a catalog (§6).
+const SCHEMA_TTL_LEGACY_KEY: &str = "schema.cache.ttl-second";
+
+/// What the manager is built from.
+pub struct ManagerOptions {
+    /// The engines.
+    pub registry: Arc<EngineRegistry>,
+    /// Where catalogs are kept.
+    pub store: Arc<dyn CatalogStore>,
+    /// The node configuration at start.
+    pub config: NodeConfig,
+    /// Time for the caches (a manual clock in tests).
+    pub clock: Clock,
+    /// The node memory budget; detected when `None` (and `detect_memory`) unless the
+    /// configuration sets `node_memory_budget`.
+    pub node_memory: Option<NodeMemory>,
+    /// Whether to detect the node memory when `node_memory` is `None` (tests turn it off to
+    /// see the behaviour of a platform where detection fails).
+    pub detect_memory: bool,
+}
+
+impl ManagerOptions {
+    /// Built-in engines, default configuration, system clock, detected memory.
+    pub fn new(store: Arc<dyn CatalogStore>) -> Self {
+        Self {
+            registry: Arc::new(EngineRegistry::builtin()),
+            store,
+            config: NodeConfig::default(),
+            clock: Clock::System,
+            node_memory: None,
+            detect_memory: true,
+        }
+    }
+}
+
+/// CREATE CATALOG.
+#[derive(Debug, Clone, Default)]
+pub struct CreateCatalog {
+    /// The name.
+    pub name: String,
+    /// `IF NOT EXISTS`.
+    pub if_not_exists: bool,
+    /// `COMMENT '…'`.
+    pub comment: String,
+    /// `PROPERTIES (…)`.
+    pub properties: Properties,
+}
+
+/// What a statement did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Whether anything changed (`false` for IF [NOT] EXISTS that found nothing to do).
+    pub changed: bool,
+    /// The caches an ALTER dropped.
+    pub dropped: AlterScope,
+    /// Problems that were tolerated (properties of unknown engines).
+    pub warnings: Vec<Warning>,
+}
+
+/// One row of `ADMIN SHOW FRONTEND CONFIG`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigRow {
+    /// Key.
+    pub key: String,
+    /// Value.
+    pub value: String,
+    /// Type.
+    pub value_type: String,
+    /// IsMutable.
+    pub mutable: bool,
+    /// Comment.
+    pub comment: String,
+}
+
+struct NodeState {
+    config: NodeConfig,
+    memory: Option<NodeMemory>,
+}
+
+impl NodeState {
+    fn memory(&self) -> Option<NodeMemory> {
+        match self.config.node_memory_budget {
+            Some(bytes) => Some(NodeMemory {
+                bytes,
+                source: MemorySource::Configured,
+            }),
+            None => self.memory,
+        }
+    }
+
+    /// The node limit in bytes (`None`: no node quota).
+    fn limit(&self) -> Result<Option<u64>> {
+        let weight = &self.config.external_meta_cache_max_weight;
+        match (weight, self.memory()) {
+            (NodeWeight::Percent(_), None) => Err(Error::NodeMemoryUnknown {
+                key: EXTERNAL_META_CACHE_MAX_WEIGHT.to_owned(),
+                value: weight.to_string(),
+            }),
+            (weight, memory) => Ok(weight.resolve(memory.map_or(0, |m| m.bytes))),
+        }
+    }
+}
+
+/// The node's catalogs.
+pub struct CatalogManager {
+    registry: Arc<EngineRegistry>,
+    store: Arc<dyn CatalogStore>,
+    governor: Arc<MemoryGovernor>,
+    catalogs: RwLock<BTreeMap<String, Arc<Catalog>>>,
+    node: Mutex<NodeState>,
+    /// Serialises statements: validate → commit → apply.
+    ddl: Mutex<()>,
+    /// Problems found in the store at open, for the log and the admin.
+    load_warnings: Vec<String>,
+}
+
+impl CatalogManager {
+    /// Opens the manager: resolves the node limit, loads engines and catalogs from the store.
+    /// Stored catalogs with problems still come up (the problems are logged and kept in
+    /// [`CatalogManager::load_warnings`]); only an unreadable store is an error.
+    pub fn open(options: ManagerOptions) -> Result<Self> {
+        let memory = match options.node_memory {
+            Some(memory) => Some(memory),
+            None if options.detect_memory => crate::memory::detect(),
+            None => None,
+        };
+        let node = NodeState {
+            config: options.config,
+            memory,
+        };
+        let limit = node.limit()?;
+        let governor = Arc::new(MemoryGovernor::with_options(GovernorOptions {
+            node_limit: limit,
+            clock: options.clock,
+            ..GovernorOptions::default()
+        }));
+        let stored = options.store.load()?;
+        let mut load_warnings = Vec::new();
+        for engine in stored.engines {
+            let name = engine.name.clone();
+            if let Err(error) = options.registry.register(engine) {
+                load_warnings.push(format!("engine '{name}': {error} (definition ignored)"));
+            }
+        }
+        let mut catalogs = BTreeMap::new();
+        for def in stored.catalogs {
+            for warning in validate::check_stored(&options.registry, &def.properties) {
+                load_warnings.push(format!("catalog '{}': {warning}", def.name));
+            }
+            if let Err(error) = validate::catalog_type(&options.registry, &def.properties) {
+                load_warnings.push(format!(
+                    "catalog '{}': {error}; only its schema cache is available",
+                    def.name
+                ));
+            }
+            let catalog = Catalog::new(def, &options.registry, Arc::clone(&governor));
+            catalogs.insert(catalog.name().to_owned(), Arc::new(catalog));
+        }
+        for warning in &load_warnings {
+            tracing::warn!("{warning}");
+        }
+        tracing::info!(
+            store = %options.store.describe(),
+            catalogs = catalogs.len(),
+            node_limit = ?limit,
+            "catalogs loaded"
+        );
+        Ok(Self {
+            registry: options.registry,
+            store: options.store,
+            governor,
+            catalogs: RwLock::new(catalogs),
+            node: Mutex::new(node),
+            ddl: Mutex::new(()),
+            load_warnings,
+        })
+    }
+
+    /// Problems found in the store when it was opened.
+    pub fn load_warnings(&self) -> &[String] {
+        &self.load_warnings
+    }
+
+    /// The engines.
+    pub fn registry(&self) -> &Arc<EngineRegistry> {
+        &self.registry
+    }
+
+    /// The memory governor of this node's caches.
+    pub fn governor(&self) -> &Arc<MemoryGovernor> {
+        &self.governor
+    }
+
+    /// Where catalogs are stored.
+    pub fn store_description(&self) -> String {
+        self.store.describe()
+    }
+
+    /// The catalog `name`.
+    pub fn catalog(&self, name: &str) -> Result<Arc<Catalog>> {
+        self.catalogs
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::UnknownCatalog {
+                name: name.to_owned(),
+            })
+    }
+
+    /// Every catalog, by name.
+    pub fn catalogs(&self) -> Vec<Arc<Catalog>> {
+        self.catalogs.read().values().cloned().collect()
+    }
+
+    /// Every row of the statistics table on this node (without FE_HOST).
+    pub fn cache_rows(&self) -> Vec<CacheRow> {
+        self.catalogs()
+            .iter()
+            .flat_map(|c| c.cache_rows())
+            .collect()
+    }
+
+    /// CREATE CATALOG.
+    pub fn create_catalog(&self, statement: CreateCatalog) -> Result<Outcome> {
+        let _ddl = self.ddl.lock();
+        check_name(&statement.name)?;
+        if self.catalogs.read().contains_key(&statement.name) {
+            if statement.if_not_exists {
+                return Ok(Outcome::default());
+            }
+            return Err(Error::CatalogExists {
+                name: statement.name,
+            });
+        }
+        validate::catalog_type(&self.registry, &statement.properties)?;
+        let warnings = validate::check_statement(
+            &self.registry,
+            &statement.properties,
+            &statement.properties,
+        )?;
+        let now = self.governor.clock().wall_millis();
+        let def = CatalogDef {
+            name: statement.name,
+            comment: statement.comment,
+            properties: statement.properties,
+            created_at_millis: now,
+            updated_at_millis: now,
+        };
+        self.store.commit(&Change::PutCatalog(def.clone()))?;
+        let catalog = Arc::new(Catalog::new(
+            def,
+            &self.registry,
+            Arc::clone(&self.governor),
+        ));
+        tracing::info!(catalog = catalog.name(), engines = ?catalog.engines(), "catalog created");
+        self.catalogs
+            .write()
+            .insert(catalog.name().to_owned(), catalog);
+        Ok(Outcome {
+            changed: true,
+            dropped: AlterScope::default(),
+            warnings,
+        })
+    }
+
+    /// ALTER CATALOG … SET PROPERTIES: validates, stores, then drops the caches the change
+    /// affects (§6); they rebuild on next use with the new settings.
+    pub fn alter_catalog(&self, name: &str, properties: Properties) -> Result<Outcome> {
+        let _ddl = self.ddl.lock();
+        let catalog = self.catalog(name)?;
+        let old = catalog.def();
+        let merged = old.properties.merged(&properties);
+        if let Some(to) = properties.get(crate::properties::TYPE_KEY) {
+            let to = to.trim().to_ascii_lowercase();
+            if to != old.catalog_type() {
+                return Err(Error::TypeChange {
+                    catalog: name.to_owned(),
+                    from: old.catalog_type(),
+                    to,
+                });
+            }
+        }
+        let warnings = validate::check_statement(&self.registry, &properties, &merged)?;
+        let scope = self.alter_scope(&old.properties.changed_keys(&merged));
+        if scope.is_empty() && merged == old.properties {
+            return Ok(Outcome {
+                changed: false,
+                dropped: scope,
+                warnings,
+            });
+        }
+        let def = CatalogDef {
+            properties: merged,
+            updated_at_millis: self.governor.clock().wall_millis(),
+            ..old
+        };
+        self.store.commit(&Change::PutCatalog(def.clone()))?;
+        catalog.apply_alter(def, &scope);
+        tracing::info!(catalog = name, all = scope.all, engines = ?scope.config_engines, "catalog altered; caches dropped");
+        Ok(Outcome {
+            changed: true,
+            dropped: scope,
+            warnings,
+        })
+    }
+
+    /// Which caches a change of `changed` keys drops: every cache for the catalog limit, the
+    /// legacy schema TTL and connection properties; one engine's for its keys.
+    fn alter_scope(&self, changed: &[&str]) -> AlterScope {
+        let mut scope = AlterScope::default();
+        for &key in changed {
+            if key == CATALOG_MAX_WEIGHT_KEY || key == SCHEMA_TTL_LEGACY_KEY {
+                scope.all = true;
+            } else if let Some(entry_key) = EntryKey::parse(key) {
+                scope.config_engines.insert(entry_key.engine.to_owned());
+            } else if key.starts_with(KEY_PREFIX) {
+                // Validation refuses malformed cache keys; nothing reads them.
+            } else {
+                let legacy_of: Vec<String> = self
+                    .registry
+                    .all()
+                    .iter()
+                    .filter(|e| e.legacy.iter().any(|l| l.key == key))
+                    .map(|e| e.config_engine().to_owned())
+                    .collect();
+                if legacy_of.is_empty() {
+                    // A connection property: what is cached may now come from another source.
+                    scope.all = true;
+                }
+                scope.config_engines.extend(legacy_of);
+            }
+        }
+        if scope.all {
+            scope.config_engines.clear();
+        }
+        scope
+    }
+
+    /// DROP CATALOG: stores the removal, then releases every byte the catalog's caches held.
+    pub fn drop_catalog(&self, name: &str, if_exists: bool) -> Result<Outcome> {
+        let _ddl = self.ddl.lock();
+        let catalog = match self.catalog(name) {
+            Ok(catalog) => catalog,
+            Err(_) if if_exists => return Ok(Outcome::default()),
+            Err(error) => return Err(error),
+        };
+        self.store.commit(&Change::DeleteCatalog(name.to_owned()))?;
+        self.catalogs.write().remove(name);
+        catalog.apply_drop();
+        tracing::info!(catalog = name, "catalog dropped");
+        Ok(Outcome {
+            changed: true,
+            ..Outcome::default()
+        })
+    }
+
+    /// REFRESH CATALOG: returns how many values were removed.
+    pub fn refresh_catalog(&self, name: &str) -> Result<u64> {
+        Ok(self.catalog(name)?.refresh())
+    }
+
+    /// REFRESH DATABASE.
+    pub fn refresh_database(&self, catalog: &str, database: &str) -> Result<u64> {
+        Ok(self.catalog(catalog)?.refresh_database(database))
+    }
+
+    /// REFRESH TABLE.
+    pub fn refresh_table(&self, catalog: &str, database: &str, table: &str) -> Result<u64> {
+        Ok(self.catalog(catalog)?.refresh_table(database, table))
+    }
+
+    /// Defines or redefines a remote engine (stored like catalogs); catalogs of its types
+    /// rebuild its caches from the new definition.
+    pub fn define_engine(&self, engine: EngineDef) -> Result<Arc<EngineDef>> {
+        let _ddl = self.ddl.lock();
+        if self.registry.is_builtin(&engine.name) {
+            return Err(metacache_engines::Error::BuiltinEngine {
+                engine: engine.name,
+            }
+            .into());
+        }
+        metacache_engines::registry::validate(&engine)?;
+        self.store.commit(&Change::PutEngine(engine.clone()))?;
+        let engine = self.registry.register(engine)?;
+        for catalog in self.catalogs() {
+            catalog.reload_engines(&self.registry, &engine.name);
+        }
+        Ok(engine)
+    }
+
+    /// Removes a remote engine; returns whether it existed.
+    pub fn remove_engine(&self, name: &str) -> Result<bool> {
+        let _ddl = self.ddl.lock();
+        if self.registry.is_builtin(name) {
+            return Err(metacache_engines::Error::BuiltinEngine {
+                engine: name.to_owned(),
+            }
+            .into());
+        }
+        if self.registry.get(name).is_none() {
+            return Ok(false);
+        }
+        self.store.commit(&Change::DeleteEngine(name.to_owned()))?;
+        self.registry.unregister(name)?;
+        for catalog in self.catalogs() {
+            catalog.reload_engines(&self.registry, name);
+        }
+        Ok(true)
+    }
+
+    /// ADMIN SET FRONTEND CONFIG: changes a mutable key now. Lowering the node limit reclaims
+    /// before this returns. Returns the rows of the key after the change.
+    pub fn set_config(&self, key: &str, value: &str) -> Result<Vec<ConfigRow>> {
+        let key = key.trim().to_ascii_lowercase();
+        let def = config_key(&key)?;
+        if !def.mutable {
+            return Err(Error::ConfigNotMutable { key });
+        }
+        {
+            let mut node = self.node.lock();
+            let mut next = NodeState {
+                config: node.config.clone(),
+                memory: node.memory,
+            };
+            next.config.set(&key, value)?;
+            let limit = next.limit()?;
+            *node = next;
+            self.governor.set_node_limit(limit);
+            tracing::info!(key = %key, value, limit = ?limit, "frontend config changed");
+        }
+        self.governor.reclaim_now();
+        Ok(self.show_config(Some(&format!("{key}%"))))
+    }
+
+    /// ADMIN SHOW FRONTEND CONFIG [LIKE pattern]: every key, plus the resolved
+    /// `node_memory_budget_bytes` and `external_meta_cache_max_weight_bytes`.
+    pub fn show_config(&self, pattern: Option<&str>) -> Vec<ConfigRow> {
+        let node = self.node.lock();
+        let mut rows: Vec<ConfigRow> = KEYS
+            .iter()
+            .map(|k| ConfigRow {
+                key: k.key.to_owned(),
+                value: node.config.get(k.key).unwrap_or_default(),
+                value_type: k.value_type.to_owned(),
+                mutable: k.mutable,
+                comment: k.comment.to_owned(),
+            })
+            .collect();
+        let memory = node.memory();
+        rows.push(ConfigRow {
+            key: "node_memory_budget_bytes".to_owned(),
+            value: memory.map_or_else(|| "unknown".to_owned(), |m| m.bytes.to_string()),
+            value_type: "bytes".to_owned(),
+            mutable: false,
+            comment: memory.map_or_else(
+                || "could not be determined".to_owned(),
+                |m| format!("resolved from the {}", m.source),
+            ),
+        });
+        rows.push(ConfigRow {
+            key: "external_meta_cache_max_weight_bytes".to_owned(),
+            value: self.governor.node().limit().unwrap_or(0).to_string(),
+            value_type: "bytes".to_owned(),
+            mutable: false,
+            comment: "the node limit in effect, in bytes; 0 means no node quota".to_owned(),
+        });
+        rows.retain(|row| pattern.is_none_or(|p| like(p, &row.key)));
+        rows
+    }
+}
+
+fn check_name(name: &str) -> Result<()> {
+    let invalid = |reason| Error::InvalidName {
+        name: name.escape_debug().to_string(),
+        reason,
+    };
+    let mut chars = name.chars();
+    match chars.next() {
+        None => return Err(invalid("a name is required")),
+        Some(c) if !(c.is_ascii_alphabetic() || c == '_') => {
+            return Err(invalid("names start with a letter or '_'"));
+        }
+        _ => {}
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(invalid("names are at most 64 characters"));
+    }
+    if !chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return Err(invalid("names are letters, digits, '_' and '-'"));
+    }
+    if RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+        return Err(invalid("the name is reserved for the built-in catalog"));
+    }
+    Ok(())
+}

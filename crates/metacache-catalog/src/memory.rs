@@ -1,0 +1,79 @@
+//! The node memory budget that percentages of `external_meta_cache_max_weight` refer to: the
+//! process's cgroup memory limit when it has one, else the machine's physical RAM (both read
+//! by `sysinfo`), unless the config sets `node_memory_budget`.
+
+use std::fmt;
+
+/// Where the node memory budget came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemorySource {
+    /// The cgroup (container) memory limit of this process.
+    Cgroup,
+    /// Physical RAM: no cgroup limit applies.
+    Physical,
+    /// `node_memory_budget` in the configuration.
+    Configured,
+}
+
+impl fmt::Display for MemorySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemorySource::Cgroup => "cgroup memory limit",
+            MemorySource::Physical => "physical RAM",
+            MemorySource::Configured => "node_memory_budget",
+        })
+    }
+}
+
+/// The node memory budget, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeMemory {
+    /// Bytes.
+    pub bytes: u64,
+    /// Where they came from.
+    pub source: MemorySource,
+}
+
+/// Reads the cgroup limit and physical RAM now; `None` where neither can be read.
+pub fn detect() -> Option<NodeMemory> {
+    let mut system = sysinfo::System::new().ok()?;
+    system.refresh_memory();
+    let physical = system.total_memory();
+    let cgroup = system
+        .cgroup_limits()
+        .map(|limits| limits.total_memory)
+        .filter(|&bytes| bytes > 0 && (physical == 0 || bytes < physical));
+    match (cgroup, physical) {
+        (Some(bytes), _) => Some(NodeMemory {
+            bytes,
+            source: MemorySource::Cgroup,
+        }),
+        (None, 0) => None,
+        (None, bytes) => Some(NodeMemory {
+            bytes,
+            source: MemorySource::Physical,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_a_plausible_budget_on_this_machine() {
+        let memory = detect().expect("Linux exposes /proc/meminfo");
+        assert!(memory.bytes >= 64 << 20, "{memory:?}");
+        assert_ne!(memory.source, MemorySource::Configured);
+        #[cfg(target_os = "linux")]
+        {
+            let meminfo = std::fs::read_to_string("/proc/meminfo").expect("meminfo");
+            let kib: u64 = meminfo
+                .lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .expect("MemTotal");
+            assert!(memory.bytes <= kib * 1024, "never above physical RAM");
+        }
+    }
+}
