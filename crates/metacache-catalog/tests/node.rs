@@ -283,3 +283,59 @@ async fn remote_engines_are_stored_and_serve_their_catalog_type() {
 fn serde_json_from(text: &str) -> metacache_engines::EngineDef {
     serde_json::from_str(text).expect("json")
 }
+
+#[test]
+fn the_example_config_documents_every_key_with_its_default() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let example = root.join("config/metacache.example.toml");
+    let loaded = NodeConfig::load(Some(&example), Vec::new()).expect("the example loads");
+    assert_eq!(
+        loaded,
+        NodeConfig::default(),
+        "the example shows the defaults"
+    );
+    let text = std::fs::read_to_string(&example).expect("read");
+    let reference = std::fs::read_to_string(root.join("docs/configuration.md")).expect("read");
+    for key in metacache_catalog::node_config::KEYS {
+        assert!(
+            text.contains(&format!("\n{} = ", key.key)),
+            "{} in the example",
+            key.key
+        );
+        assert!(
+            reference.contains(&format!("`{}`", key.key)),
+            "{} in the reference",
+            key.key
+        );
+    }
+}
+
+#[test]
+fn the_reference_documents_every_entry_and_legacy_key() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let reference = std::fs::read_to_string(root.join("docs/configuration.md")).expect("read");
+    for engine in metacache_engines::EngineRegistry::builtin().all() {
+        for cache in &engine.caches {
+            assert!(
+                reference.contains(&format!("`{}`", cache.entry_name)),
+                "{}",
+                cache.entry_name
+            );
+        }
+        for entry in &engine.entries {
+            let row = format!("| `{}` | `{}` |", engine.config_engine(), entry.token);
+            let ttl_only = format!("meta.cache.{}.{}", engine.name, entry.token);
+            assert!(
+                reference.contains(&row) || reference.contains(&ttl_only),
+                "{row}"
+            );
+        }
+        for legacy in &engine.legacy {
+            assert!(
+                reference.contains(&format!("`{}`", legacy.key)),
+                "{}",
+                legacy.key
+            );
+        }
+    }
+}
