@@ -56,6 +56,18 @@ pub fn detect() -> Option<NodeMemory> {
     }
 }
 
+/// The resident set size of this process, in bytes (`None` where it cannot be read).
+pub fn process_rss_bytes() -> Option<u64> {
+    let pid = sysinfo::get_current_pid().ok()?;
+    let mut system = sysinfo::System::new().ok()?;
+    system.refresh_processes_specifics(
+        sysinfo::ProcessesToUpdate::Some(&[pid]),
+        false,
+        sysinfo::ProcessRefreshKind::nothing().with_memory(),
+    );
+    system.process(pid).map(sysinfo::Process::memory)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +87,11 @@ mod tests {
                 .expect("MemTotal");
             assert!(memory.bytes <= kib * 1024, "never above physical RAM");
         }
+    }
+
+    #[test]
+    fn reads_this_process_s_rss() {
+        let rss = process_rss_bytes().expect("readable");
+        assert!(rss > 1 << 20 && rss < 16 << 30, "{rss}");
     }
 }

@@ -1,0 +1,82 @@
+//! Errors of SQL statements. Front ends turn them into MySQL error packets or JSON; each
+//! variant knows its MySQL error code and SQLSTATE.
+
+/// Why a statement failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The text does not parse; the message says what was expected and where.
+    #[error("{message}")]
+    Parse {
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A statement metacache does not run.
+    #[error(
+        "Unsupported statement: {what}. metacache runs CREATE/ALTER/DROP/SHOW/REFRESH CATALOG, ADMIN SET/SHOW FRONTEND CONFIG, SHOW and read-only SELECT"
+    )]
+    Unsupported {
+        /// The statement's first words.
+        what: String,
+    },
+    /// More than one statement in one request.
+    #[error("One statement at a time, please: found {count}")]
+    MultipleStatements {
+        /// How many.
+        count: usize,
+    },
+    /// An empty request.
+    #[error("Empty statement")]
+    Empty,
+    /// A database other than `information_schema`.
+    #[error("Unknown database '{name}'")]
+    UnknownDatabase {
+        /// The name.
+        name: String,
+    },
+    /// A catalog statement failed (validation messages of §4 included, verbatim).
+    #[error(transparent)]
+    Catalog(#[from] metacache_catalog::Error),
+    /// The query engine refused or failed the SELECT.
+    #[error("{message}")]
+    Query {
+        /// DataFusion's message, without its internal prefixes.
+        message: String,
+    },
+    /// A blocking task of a statement did not finish (the server is shutting down).
+    #[error("Internal error: {detail}")]
+    Internal {
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+impl Error {
+    /// The MySQL error number (`ER_*`) that describes this error best.
+    pub fn mysql_code(&self) -> u16 {
+        match self {
+            Error::Parse { .. } | Error::Empty | Error::MultipleStatements { .. } => 1064, // ER_PARSE_ERROR
+            Error::Unsupported { .. } => 1235, // ER_NOT_SUPPORTED_YET
+            Error::UnknownDatabase { .. } => 1049, // ER_BAD_DB_ERROR
+            Error::Catalog(metacache_catalog::Error::UnknownCatalog { .. }) => 1049,
+            Error::Catalog(metacache_catalog::Error::CatalogExists { .. }) => 1007, // ER_DB_CREATE_EXISTS
+            Error::Catalog(metacache_catalog::Error::UnknownConfig { .. }) => 1193, // ER_UNKNOWN_SYSTEM_VARIABLE
+            Error::Catalog(metacache_catalog::Error::ConfigNotMutable { .. }) => 1238, // ER_INCORRECT_GLOBAL_LOCAL_VAR
+            Error::Catalog(metacache_catalog::Error::Store(_)) => 1105,
+            Error::Catalog(_) => 1105, // ER_UNKNOWN_ERROR, as Doris answers analysis errors
+            Error::Query { .. } => 1105,
+            Error::Internal { .. } => 1105,
+        }
+    }
+
+    /// Whether the client sent something wrong (as opposed to a failure on our side); the HTTP
+    /// front end answers 400 for these and 500 for the others.
+    pub fn is_client_error(&self) -> bool {
+        !matches!(
+            self,
+            Error::Internal { .. } | Error::Catalog(metacache_catalog::Error::Store(_))
+        )
+    }
+}
+
+/// Results of this crate.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,280 @@
+//! Read-only queries on DataFusion: a session context over `information_schema`, a guard that
+//! lets only queries through (no DDL, DML or `SET`), result conversion, and column headers as
+//! MySQL shows them.
+//!
+//! Headers: Arrow field names are lower case (DataFusion normalises unquoted identifiers), so
+//! headers are taken from the query text instead: a wildcard shows the canonical upper-case
+//! column names, a column shows as written, an alias as written, an expression as its text.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::datatypes::{
+    DataType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
+    UInt16Type, UInt32Type, UInt64Type,
+};
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
+use datafusion::error::DataFusionError;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::memory_pool::GreedyMemoryPool;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
+use datafusion::sql::parser::{DFParser, Statement as DfStatement};
+use datafusion::sql::sqlparser::ast::{Expr, SelectItem, SetExpr, Statement as AstStatement};
+use datafusion::sql::sqlparser::dialect::MySqlDialect;
+use datafusion::variable::VarType;
+
+use crate::output::{Column, ColumnType, Output, Value};
+use crate::system::{
+    INFORMATION_SCHEMA, INTERNAL_CATALOG, InformationSchema, SystemContext, canonical_column,
+};
+use crate::variables::SystemVariables;
+use crate::{Error, Result};
+
+/// Memory one query may use (sorts, aggregations) before it fails instead of the node.
+pub const QUERY_MEMORY_LIMIT: usize = 256 << 20;
+
+/// A DataFusion context whose default schema is our `information_schema`.
+pub fn new_context(system: SystemContext) -> Result<SessionContext> {
+    let mut config = SessionConfig::new()
+        .with_default_catalog_and_schema(INTERNAL_CATALOG, INFORMATION_SCHEMA)
+        .with_create_default_catalog_and_schema(false)
+        .with_information_schema(false)
+        .with_target_partitions(1);
+    config.options_mut().sql_parser.dialect = datafusion::config::Dialect::MySQL;
+    let runtime = RuntimeEnvBuilder::new()
+        .with_memory_pool(Arc::new(GreedyMemoryPool::new(QUERY_MEMORY_LIMIT)))
+        .build_arc()
+        .map_err(query_error)?;
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(runtime)
+        .with_default_features()
+        .build();
+    let ctx = SessionContext::new_with_state(state);
+    let catalog = MemoryCatalogProvider::new();
+    catalog
+        .register_schema(INFORMATION_SCHEMA, Arc::new(InformationSchema::new(system)))
+        .map_err(query_error)?;
+    ctx.register_catalog(INTERNAL_CATALOG, Arc::new(catalog));
+    ctx.register_variable(VarType::System, Arc::new(SystemVariables));
+    Ok(ctx)
+}
+
+/// DataFusion's message without its internal prefixes (`Error during planning: `, …).
+pub fn query_error(error: DataFusionError) -> Error {
+    let error = error.find_root();
+    let message = match error {
+        DataFusionError::Plan(m) | DataFusionError::NotImplemented(m) if !m.is_empty() => m.clone(),
+        DataFusionError::SchemaError(e, _) => e.to_string(),
+        DataFusionError::SQL(e, _) => format!("Syntax error: {e}"),
+        DataFusionError::ResourcesExhausted(m) => format!(
+            "The query needs more memory than a query may use ({} MiB): {m}",
+            QUERY_MEMORY_LIMIT >> 20
+        ),
+        other => other.to_string(),
+    };
+    let message = message
+        .strip_prefix("sql parser error: ")
+        .map(|m| format!("Syntax error: {m}"))
+        .unwrap_or(message);
+    Error::Query { message }
+}
+
+/// Runs a read-only query.
+pub async fn run(ctx: &SessionContext, sql: &str) -> Result<Output> {
+    let mut statements =
+        DFParser::parse_sql_with_dialect(sql, &MySqlDialect {}).map_err(|e| Error::Parse {
+            message: format!(
+                "Syntax error: {}",
+                e.to_string().trim_start_matches("sql parser error: ")
+            ),
+        })?;
+    let statement = match (statements.pop_front(), statements.len()) {
+        (Some(statement), 0) => statement,
+        (None, _) => return Err(Error::Empty),
+        (Some(_), more) => return Err(Error::MultipleStatements { count: more + 1 }),
+    };
+    let headers = Headers::of(&statement);
+    let plan = ctx
+        .state()
+        .statement_to_plan(statement)
+        .await
+        .map_err(query_error)?;
+    SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false)
+        .verify_plan(&plan)
+        .map_err(|_| Error::Unsupported {
+            what: "statements that change data".to_owned(),
+        })?;
+    let frame = ctx.execute_logical_plan(plan).await.map_err(query_error)?;
+    let schema = frame.schema().as_arrow().clone();
+    let batches = frame.collect().await.map_err(query_error)?;
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let columns = headers
+        .resolve(&names)
+        .into_iter()
+        .zip(schema.fields())
+        .map(|(name, field)| Column::new(name, column_type(field.data_type())))
+        .collect();
+    Ok(Output::Rows {
+        columns,
+        rows: rows(&batches)?,
+    })
+}
+
+fn column_type(ty: &DataType) -> ColumnType {
+    match ty {
+        DataType::Boolean => ColumnType::Boolean,
+        t if t.is_integer() => ColumnType::Bigint,
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => ColumnType::Double,
+        _ => ColumnType::String,
+    }
+}
+
+fn rows(batches: &[RecordBatch]) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    let options = FormatOptions::default();
+    for batch in batches {
+        let mut columns: Vec<Vec<Value>> = Vec::with_capacity(batch.num_columns());
+        for array in batch.columns() {
+            columns.push(values(array.as_ref(), &options)?);
+        }
+        for r in 0..batch.num_rows() {
+            rows.push(
+                columns
+                    .iter_mut()
+                    .map(|c| std::mem::replace(&mut c[r], Value::Null))
+                    .collect(),
+            );
+        }
+    }
+    Ok(rows)
+}
+
+fn values(array: &dyn Array, options: &FormatOptions) -> Result<Vec<Value>> {
+    macro_rules! ints {
+        ($t:ty) => {
+            array
+                .as_primitive::<$t>()
+                .iter()
+                .map(|v| {
+                    v.map_or(Value::Null, |v| {
+                        Value::Int(i64::try_from(v).unwrap_or(i64::MAX))
+                    })
+                })
+                .collect()
+        };
+    }
+    let n = array.len();
+    Ok(match array.data_type() {
+        DataType::Null => vec![Value::Null; n],
+        DataType::Boolean => array
+            .as_boolean()
+            .iter()
+            .map(|v| v.map_or(Value::Null, Value::Bool))
+            .collect(),
+        DataType::Int8 => ints!(Int8Type),
+        DataType::Int16 => ints!(Int16Type),
+        DataType::Int32 => ints!(Int32Type),
+        DataType::Int64 => ints!(Int64Type),
+        DataType::UInt8 => ints!(UInt8Type),
+        DataType::UInt16 => ints!(UInt16Type),
+        DataType::UInt32 => ints!(UInt32Type),
+        DataType::UInt64 => ints!(UInt64Type),
+        DataType::Float32 => array
+            .as_primitive::<Float32Type>()
+            .iter()
+            .map(|v| v.map_or(Value::Null, |v| Value::Double(f64::from(v))))
+            .collect(),
+        DataType::Float64 => array
+            .as_primitive::<Float64Type>()
+            .iter()
+            .map(|v| v.map_or(Value::Null, Value::Double))
+            .collect(),
+        _ => {
+            let formatter =
+                ArrayFormatter::try_new(array, options).map_err(|e| query_error(e.into()))?;
+            (0..n)
+                .map(|i| {
+                    if array.is_null(i) {
+                        Value::Null
+                    } else {
+                        Value::Text(formatter.value(i).to_string())
+                    }
+                })
+                .collect()
+        }
+    })
+}
+
+/// What the top-level projection of a query says about its headers.
+enum Header {
+    Wildcard,
+    Named(String),
+}
+
+struct Headers(Option<Vec<Header>>);
+
+impl Headers {
+    fn of(statement: &DfStatement) -> Self {
+        let DfStatement::Statement(statement) = statement else {
+            return Self(None);
+        };
+        let AstStatement::Query(query) = statement.as_ref() else {
+            return Self(None);
+        };
+        let SetExpr::Select(select) = query.body.as_ref() else {
+            return Self(None);
+        };
+        let items = select
+            .projection
+            .iter()
+            .map(|item| match item {
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => Header::Wildcard,
+                SelectItem::ExprWithAlias { alias, .. } => Header::Named(alias.value.clone()),
+                SelectItem::UnnamedExpr(Expr::Identifier(ident)) => {
+                    Header::Named(ident.value.clone())
+                }
+                SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                    Header::Named(parts.last().map(|p| p.value.clone()).unwrap_or_default())
+                }
+                SelectItem::UnnamedExpr(expr) => Header::Named(expr.to_string()),
+                other => Header::Named(other.to_string()),
+            })
+            .collect();
+        Self(Some(items))
+    }
+
+    /// One header per output field.
+    fn resolve(&self, fields: &[String]) -> Vec<String> {
+        let canonical = |f: &String| canonical_column(f).map_or_else(|| f.clone(), str::to_owned);
+        let Some(items) = &self.0 else {
+            return fields.iter().map(canonical).collect();
+        };
+        let wildcards = items
+            .iter()
+            .filter(|i| matches!(i, Header::Wildcard))
+            .count();
+        let named = items.len() - wildcards;
+        if wildcards > 1 || fields.len() < named || (wildcards == 0 && fields.len() != named) {
+            return fields.iter().map(canonical).collect();
+        }
+        let expanded = fields.len() - named;
+        let mut out = Vec::with_capacity(fields.len());
+        let mut field = fields.iter();
+        for item in items {
+            match item {
+                Header::Wildcard => out.extend(field.by_ref().take(expanded).map(canonical)),
+                Header::Named(name) => {
+                    field.next();
+                    out.push(name.clone());
+                }
+            }
+        }
+        out
+    }
+}

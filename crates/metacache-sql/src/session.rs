@@ -1,0 +1,459 @@
+//! A SQL session: what one MySQL connection or one HTTP request runs statements in — the
+//! current catalog and database, the last statement's warnings, and a DataFusion context.
+
+use std::sync::Arc;
+
+use datafusion::prelude::SessionContext;
+use metacache_catalog::node_config::like;
+use metacache_catalog::{CatalogManager, CreateCatalog, Properties};
+
+use crate::output::{Column, ColumnType, Output, Value};
+use crate::statement::{Statement, parse};
+use crate::system::{
+    INFORMATION_SCHEMA, INTERNAL_CATALOG, SYSTEM_TABLES, SystemContext, format_millis, sql_type,
+    system_table,
+};
+use crate::variables::{register_session_functions, show_variables};
+use crate::{Error, Result, query};
+
+/// Runs statements for any number of sessions.
+pub struct SqlEngine {
+    system: SystemContext,
+}
+
+impl SqlEngine {
+    /// An engine over `manager`, reporting `fe_host` as this node's name.
+    pub fn new(manager: Arc<CatalogManager>, fe_host: &str) -> Arc<Self> {
+        Arc::new(Self {
+            system: SystemContext {
+                manager,
+                fe_host: Arc::from(fe_host),
+            },
+        })
+    }
+
+    /// The catalogs.
+    pub fn manager(&self) -> &Arc<CatalogManager> {
+        &self.system.manager
+    }
+
+    /// `FE_HOST`.
+    pub fn fe_host(&self) -> &str {
+        &self.system.fe_host
+    }
+
+    /// A new session for `user`.
+    pub fn session(self: &Arc<Self>, user: &str, connection_id: u32) -> Result<Session> {
+        let ctx = query::new_context(self.system.clone())?;
+        let session = Session {
+            engine: Arc::clone(self),
+            ctx,
+            user: user.to_owned(),
+            connection_id,
+            catalog: INTERNAL_CATALOG.to_owned(),
+            database: String::new(),
+            warnings: Vec::new(),
+        };
+        session.refresh_functions();
+        Ok(session)
+    }
+}
+
+/// One client's state.
+pub struct Session {
+    engine: Arc<SqlEngine>,
+    ctx: SessionContext,
+    user: String,
+    connection_id: u32,
+    catalog: String,
+    database: String,
+    warnings: Vec<String>,
+}
+
+impl Session {
+    /// The current database (`""` before `USE`).
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
+    /// Runs one statement.
+    pub async fn execute(&mut self, sql: &str) -> Result<Output> {
+        let statement = parse(sql)?;
+        if statement == Statement::ShowWarnings {
+            return Ok(self.show_warnings());
+        }
+        let result = self.run(statement, sql).await;
+        self.warnings = match &result {
+            Ok(Output::Done { warnings, .. }) => warnings.clone(),
+            _ => Vec::new(),
+        };
+        result
+    }
+
+    fn manager(&self) -> Arc<CatalogManager> {
+        Arc::clone(self.engine.manager())
+    }
+
+    async fn run(&mut self, statement: Statement, sql: &str) -> Result<Output> {
+        match statement {
+            Statement::CreateCatalog {
+                name,
+                if_not_exists,
+                comment,
+                properties,
+            } => {
+                let create = CreateCatalog {
+                    name,
+                    if_not_exists,
+                    comment,
+                    properties: Properties::from_pairs(properties),
+                };
+                blocking(self.manager(), move |m| m.create_catalog(create).map(done)).await
+            }
+            Statement::AlterCatalog { name, properties } => {
+                let properties = Properties::from_pairs(properties);
+                blocking(self.manager(), move |m| {
+                    m.alter_catalog(&name, properties).map(done)
+                })
+                .await
+            }
+            Statement::DropCatalog { name, if_exists } => {
+                blocking(self.manager(), move |m| {
+                    m.drop_catalog(&name, if_exists).map(done)
+                })
+                .await
+            }
+            Statement::ShowCatalogs { like: pattern } => Ok(self.show_catalogs(pattern.as_deref())),
+            Statement::ShowCreateCatalog { name } => self.show_create_catalog(&name),
+            Statement::RefreshCatalog { name } => {
+                Ok(affected(self.manager().refresh_catalog(&name)?))
+            }
+            Statement::RefreshDatabase { catalog, database } => {
+                let catalog = self.external_catalog(catalog)?;
+                Ok(affected(
+                    self.manager().refresh_database(&catalog, &database)?,
+                ))
+            }
+            Statement::RefreshTable {
+                catalog,
+                database,
+                table,
+            } => {
+                let catalog = self.external_catalog(catalog)?;
+                let database = match database {
+                    Some(d) => d,
+                    None if !self.database.is_empty() && self.catalog != INTERNAL_CATALOG => {
+                        self.database.clone()
+                    }
+                    None => return Err(no_database("REFRESH TABLE [[catalog.]database.]table")),
+                };
+                Ok(affected(
+                    self.manager().refresh_table(&catalog, &database, &table)?,
+                ))
+            }
+            Statement::AdminSetConfig { pairs } => {
+                let [(key, value)] = <[_; 1]>::try_from(pairs).map_err(|pairs| Error::Parse {
+                    message: format!(
+                        "ADMIN SET FRONTEND CONFIG takes one key at a time, not {}",
+                        pairs.len()
+                    ),
+                })?;
+                blocking(self.manager(), move |m| {
+                    m.set_config(&key, &value).map(|_| Output::ok())
+                })
+                .await
+            }
+            Statement::AdminShowConfig { like: pattern } => {
+                Ok(self.show_config(pattern.as_deref()))
+            }
+            Statement::ShowDatabases { like: pattern } => self.show_databases(pattern.as_deref()),
+            Statement::ShowTables {
+                full,
+                database,
+                like: pattern,
+            } => self.show_tables(full, database, pattern.as_deref()),
+            Statement::ShowVariables { like: pattern } => {
+                Ok(show_variables_output(pattern.as_deref()))
+            }
+            Statement::ShowWarnings => Ok(self.show_warnings()),
+            Statement::Describe { name } => describe(&name),
+            Statement::Use { catalog, database } => self.use_database(catalog, database),
+            Statement::Switch { catalog } => {
+                if catalog != INTERNAL_CATALOG {
+                    self.manager().catalog(&catalog)?;
+                }
+                self.catalog = catalog;
+                self.database.clear();
+                self.refresh_functions();
+                Ok(Output::ok())
+            }
+            Statement::Ignored => Ok(Output::ok()),
+            Statement::Query(_) => query::run(&self.ctx, sql).await,
+        }
+    }
+
+    fn refresh_functions(&self) {
+        register_session_functions(&self.ctx, &self.database, &self.user, self.connection_id);
+    }
+
+    /// The catalog a REFRESH names, or the session's; never the internal one.
+    fn external_catalog(&self, catalog: Option<String>) -> Result<String> {
+        match catalog {
+            Some(c) => Ok(c),
+            None if self.catalog != INTERNAL_CATALOG => Ok(self.catalog.clone()),
+            None => Err(no_database(
+                "REFRESH DATABASE <catalog>.<database>, or SWITCH <catalog> first",
+            )),
+        }
+    }
+
+    fn use_database(&mut self, catalog: Option<String>, database: String) -> Result<Output> {
+        let catalog = catalog.unwrap_or_else(|| self.catalog.clone());
+        if catalog == INTERNAL_CATALOG {
+            if !database.eq_ignore_ascii_case(INFORMATION_SCHEMA) {
+                return Err(Error::UnknownDatabase { name: database });
+            }
+            self.database = INFORMATION_SCHEMA.to_owned();
+        } else {
+            self.manager().catalog(&catalog)?;
+            self.database = database;
+        }
+        self.catalog = catalog;
+        self.refresh_functions();
+        Ok(Output::ok())
+    }
+
+    fn show_catalogs(&self, pattern: Option<&str>) -> Output {
+        let current = |name: &str| Value::from(if name == self.catalog { "Yes" } else { "No" });
+        let mut rows = vec![vec![
+            INTERNAL_CATALOG.into(),
+            "internal".into(),
+            current(INTERNAL_CATALOG),
+            "".into(),
+            "".into(),
+            "the built-in catalog of system tables".into(),
+        ]];
+        for catalog in self.manager().catalogs() {
+            let def = catalog.def();
+            rows.push(vec![
+                def.name.clone().into(),
+                def.catalog_type().into(),
+                current(&def.name),
+                format_millis(Some(def.created_at_millis)),
+                format_millis(Some(def.updated_at_millis)),
+                def.comment.clone().into(),
+            ]);
+        }
+        rows.retain(|r| {
+            pattern.is_none_or(|p| matches!(&r[0], Value::Text(name) if like(p, name)))
+        });
+        Output::text(
+            &[
+                "CatalogName",
+                "Type",
+                "IsCurrent",
+                "CreateTime",
+                "LastUpdateTime",
+                "Comment",
+            ],
+            rows,
+        )
+    }
+
+    fn show_create_catalog(&self, name: &str) -> Result<Output> {
+        let def = self.manager().catalog(name)?.def();
+        let mut text = format!("CREATE CATALOG `{}`", def.name.replace('`', "``"));
+        if !def.comment.is_empty() {
+            text.push_str(&format!("\nCOMMENT \"{}\"", escape(&def.comment)));
+        }
+        text.push_str("\nPROPERTIES (");
+        let pairs: Vec<String> = def
+            .properties
+            .masked()
+            .into_iter()
+            .map(|(k, v)| format!("\n\"{}\" = \"{}\"", escape(k), escape(v)))
+            .collect();
+        text.push_str(&pairs.join(","));
+        text.push_str("\n);");
+        Ok(Output::text(
+            &["Catalog", "CreateCatalog"],
+            vec![vec![def.name.into(), text.into()]],
+        ))
+    }
+
+    fn show_config(&self, pattern: Option<&str>) -> Output {
+        let rows = self
+            .manager()
+            .show_config(pattern)
+            .into_iter()
+            .map(|r| {
+                vec![
+                    r.key.into(),
+                    r.value.into(),
+                    r.value_type.into(),
+                    (if r.mutable { "true" } else { "false" }).into(),
+                    "false".into(),
+                    r.comment.into(),
+                ]
+            })
+            .collect();
+        Output::text(
+            &["Key", "Value", "Type", "IsMutable", "MasterOnly", "Comment"],
+            rows,
+        )
+    }
+
+    fn show_databases(&self, pattern: Option<&str>) -> Result<Output> {
+        if self.catalog != INTERNAL_CATALOG {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "SHOW DATABASES of catalog '{}' (its engine has no connector yet)",
+                    self.catalog
+                ),
+            });
+        }
+        let rows = [INFORMATION_SCHEMA]
+            .iter()
+            .filter(|d| pattern.is_none_or(|p| like(p, d)))
+            .map(|d| vec![Value::from(*d)])
+            .collect();
+        Ok(Output::text(&["Database"], rows))
+    }
+
+    fn show_tables(
+        &self,
+        full: bool,
+        database: Option<String>,
+        pattern: Option<&str>,
+    ) -> Result<Output> {
+        let database = database.unwrap_or_else(|| self.database.clone());
+        if database.is_empty() {
+            return Err(no_database(
+                "SHOW TABLES FROM information_schema, or USE information_schema first",
+            ));
+        }
+        if !database.eq_ignore_ascii_case(INFORMATION_SCHEMA) || self.catalog != INTERNAL_CATALOG {
+            return Err(Error::UnknownDatabase { name: database });
+        }
+        let header = format!("Tables_in_{INFORMATION_SCHEMA}");
+        let rows = SYSTEM_TABLES
+            .iter()
+            .filter(|t| pattern.is_none_or(|p| like(p, t.name)))
+            .map(|t| {
+                let mut row = vec![Value::from(t.name)];
+                if full {
+                    row.push("SYSTEM VIEW".into());
+                }
+                row
+            })
+            .collect();
+        let columns: Vec<&str> = if full {
+            vec![header.as_str(), "Table_type"]
+        } else {
+            vec![header.as_str()]
+        };
+        Ok(Output::text(&columns, rows))
+    }
+
+    fn show_warnings(&self) -> Output {
+        let rows = self
+            .warnings
+            .iter()
+            .map(|w| vec![Value::from("Warning"), Value::Int(1105), w.clone().into()])
+            .collect();
+        Output::Rows {
+            columns: vec![
+                Column::new("Level", ColumnType::String),
+                Column::new("Code", ColumnType::Bigint),
+                Column::new("Message", ColumnType::String),
+            ],
+            rows,
+        }
+    }
+}
+
+fn no_database(hint: &str) -> Error {
+    Error::Parse {
+        message: format!("No database selected: {hint}"),
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+fn done(outcome: metacache_catalog::Outcome) -> Output {
+    Output::Done {
+        affected: u64::from(outcome.changed),
+        warnings: outcome.warnings,
+    }
+}
+
+fn affected(count: u64) -> Output {
+    Output::Done {
+        affected: count,
+        warnings: Vec::new(),
+    }
+}
+
+/// Runs a catalog statement off the async threads (it waits for the store's disk writes).
+async fn blocking<F>(manager: Arc<CatalogManager>, f: F) -> Result<Output>
+where
+    F: FnOnce(&CatalogManager) -> metacache_catalog::Result<Output> + Send + 'static,
+{
+    tokio::task::spawn_blocking(move || f(&manager))
+        .await
+        .map_err(|e| Error::Internal {
+            detail: e.to_string(),
+        })?
+        .map_err(Error::from)
+}
+
+fn show_variables_output(pattern: Option<&str>) -> Output {
+    let rows = show_variables()
+        .into_iter()
+        .filter(|(name, _)| pattern.is_none_or(|p| like(p, name)))
+        .map(|(name, value)| vec![name.into(), value.into()])
+        .collect();
+    Output::text(&["Variable_name", "Value"], rows)
+}
+
+fn describe(name: &[String]) -> Result<Output> {
+    let (database, table) = match name {
+        [table] => (INFORMATION_SCHEMA, table.as_str()),
+        [database, table] => (database.as_str(), table.as_str()),
+        _ => {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "DESC of external table {} (its engine has no connector yet)",
+                    name.join(".")
+                ),
+            });
+        }
+    };
+    let unknown = || Error::Query {
+        message: format!("Unknown table '{database}.{table}'"),
+    };
+    if !database.eq_ignore_ascii_case(INFORMATION_SCHEMA) {
+        return Err(unknown());
+    }
+    let table = system_table(table).ok_or_else(unknown)?;
+    let rows = table
+        .columns
+        .iter()
+        .map(|(name, ty)| {
+            vec![
+                (*name).into(),
+                sql_type(*ty).1.into(),
+                "Yes".into(),
+                "".into(),
+                Value::Null,
+                "".into(),
+            ]
+        })
+        .collect();
+    Ok(Output::text(
+        &["Field", "Type", "Null", "Key", "Default", "Extra"],
+        rows,
+    ))
+}

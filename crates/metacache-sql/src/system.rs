@@ -1,0 +1,481 @@
+//! The system tables of `information_schema`, built from the node's live state each time a
+//! query plans: `catalog_meta_cache_statistics` (§7, 28 columns), `catalog_meta_cache_nodes`,
+//! `catalogs`, `tables`, `columns` and `schemata`.
+//!
+//! Every table is declared once as (name, columns) and produces rows of [`Value`]s; one
+//! function turns those into Arrow. Arrow field names are the lower-case column names (what
+//! DataFusion's identifier normalisation produces); headers are restored to the canonical
+//! upper-case names by the query layer.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{
+    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, RecordBatch, StringBuilder,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::{SchemaProvider, TableProvider};
+use datafusion::datasource::MemTable;
+use datafusion::error::DataFusionError;
+use metacache_cache::CacheStats;
+use metacache_catalog::{CacheRow, CatalogManager};
+
+use crate::output::{ColumnType, Value};
+
+/// The only database.
+pub const INFORMATION_SCHEMA: &str = "information_schema";
+/// The catalog name system tables live in (Doris's name for its own catalog).
+pub const INTERNAL_CATALOG: &str = "internal";
+
+use ColumnType::{Bigint as I, Boolean as B, Double as D, String as S};
+
+/// The statistics table's columns, in order (§7, exact).
+pub const STATISTICS: &[(&str, ColumnType)] = &[
+    ("FE_HOST", S),
+    ("CATALOG_NAME", S),
+    ("ENGINE_NAME", S),
+    ("ENTRY_NAME", S),
+    ("EFFECTIVE_ENABLED", B),
+    ("CONFIG_ENABLED", B),
+    ("AUTO_REFRESH", B),
+    ("TTL_SECOND", I),
+    ("CAPACITY", I),
+    ("ESTIMATED_SIZE", I),
+    ("REQUEST_COUNT", I),
+    ("HIT_COUNT", I),
+    ("MISS_COUNT", I),
+    ("HIT_RATE", D),
+    ("LOAD_SUCCESS_COUNT", I),
+    ("LOAD_FAILURE_COUNT", I),
+    ("TOTAL_LOAD_TIME_MS", I),
+    ("AVG_LOAD_PENALTY_MS", D),
+    ("EVICTION_COUNT", I),
+    ("EVICTION_RATE", D),
+    ("INVALIDATE_COUNT", I),
+    ("LAST_LOAD_SUCCESS_TIME", S),
+    ("LAST_LOAD_FAILURE_TIME", S),
+    ("LAST_ERROR", S),
+    ("MAX_WEIGHT", I),
+    ("ESTIMATED_WEIGHT", I),
+    ("WEIGHT_REJECT_COUNT", I),
+    ("LAST_WEIGHT_REJECT_REASON", S),
+];
+
+const NODES: &[(&str, ColumnType)] = &[
+    ("FE_HOST", S),
+    ("MAX_WEIGHT", I),
+    ("ESTIMATED_WEIGHT", I),
+    ("NODE_MEMORY_BYTES", I),
+    ("PROCESS_RSS_BYTES", I),
+    ("CATALOG_COUNT", I),
+    ("CACHE_COUNT", I),
+    ("RECLAIM_REQUEST_COUNT", I),
+    ("RECLAIMED_BYTES", I),
+];
+
+const CATALOGS: &[(&str, ColumnType)] = &[
+    ("FE_HOST", S),
+    ("CATALOG_NAME", S),
+    ("CATALOG_TYPE", S),
+    ("COMMENT", S),
+    ("CREATE_TIME", S),
+    ("UPDATE_TIME", S),
+    ("MAX_WEIGHT", I),
+    ("ESTIMATED_WEIGHT", I),
+    ("CACHE_COUNT", I),
+];
+
+const TABLES: &[(&str, ColumnType)] = &[
+    ("TABLE_CATALOG", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("TABLE_TYPE", S),
+    ("ENGINE", S),
+    ("TABLE_COMMENT", S),
+];
+
+const COLUMNS: &[(&str, ColumnType)] = &[
+    ("TABLE_CATALOG", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("COLUMN_NAME", S),
+    ("ORDINAL_POSITION", I),
+    ("DATA_TYPE", S),
+    ("COLUMN_TYPE", S),
+    ("IS_NULLABLE", S),
+];
+
+const SCHEMATA: &[(&str, ColumnType)] = &[
+    ("CATALOG_NAME", S),
+    ("SCHEMA_NAME", S),
+    ("DEFAULT_CHARACTER_SET_NAME", S),
+    ("DEFAULT_COLLATION_NAME", S),
+];
+
+/// A system table: its name, columns and what it says.
+pub struct SystemTable {
+    /// Name in `information_schema`.
+    pub name: &'static str,
+    /// Columns in order.
+    pub columns: &'static [(&'static str, ColumnType)],
+    /// For `TABLE_COMMENT`.
+    pub comment: &'static str,
+    rows: fn(&SystemContext) -> Vec<Vec<Value>>,
+}
+
+/// Every system table.
+pub const SYSTEM_TABLES: &[SystemTable] = &[
+    SystemTable {
+        name: "catalog_meta_cache_statistics",
+        columns: STATISTICS,
+        comment: "one row per node, catalog, engine and cache: settings, counters and weights",
+        rows: statistics_rows,
+    },
+    SystemTable {
+        name: "catalog_meta_cache_nodes",
+        columns: NODES,
+        comment: "one row per node: node limit, reserved bytes, memory budget, process RSS, reclamation",
+        rows: node_rows,
+    },
+    SystemTable {
+        name: "catalogs",
+        columns: CATALOGS,
+        comment: "one row per catalog: type, comment, limit and reserved bytes",
+        rows: catalog_rows,
+    },
+    SystemTable {
+        name: "columns",
+        columns: COLUMNS,
+        comment: "columns of the system tables",
+        rows: column_rows,
+    },
+    SystemTable {
+        name: "schemata",
+        columns: SCHEMATA,
+        comment: "databases",
+        rows: schema_rows,
+    },
+    SystemTable {
+        name: "tables",
+        columns: TABLES,
+        comment: "the system tables",
+        rows: table_rows,
+    },
+];
+
+/// The system table named `name`, case-insensitively.
+pub fn system_table(name: &str) -> Option<&'static SystemTable> {
+    SYSTEM_TABLES
+        .iter()
+        .find(|t| t.name.eq_ignore_ascii_case(name))
+}
+
+/// The canonical (upper-case) name of a system column, from any case.
+pub fn canonical_column(name: &str) -> Option<&'static str> {
+    SYSTEM_TABLES
+        .iter()
+        .flat_map(|t| t.columns.iter())
+        .map(|(c, _)| *c)
+        .find(|c| c.eq_ignore_ascii_case(name))
+}
+
+/// What system tables read.
+#[derive(Clone)]
+pub struct SystemContext {
+    /// The catalogs.
+    pub manager: Arc<CatalogManager>,
+    /// `FE_HOST`.
+    pub fe_host: Arc<str>,
+}
+
+impl SystemTable {
+    /// The Arrow schema (lower-case field names).
+    pub fn schema(&self) -> SchemaRef {
+        Arc::new(Schema::new(
+            self.columns
+                .iter()
+                .map(|(name, ty)| Field::new(name.to_ascii_lowercase(), arrow_type(*ty), true))
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    /// The rows now.
+    pub fn rows(&self, context: &SystemContext) -> Vec<Vec<Value>> {
+        (self.rows)(context)
+    }
+
+    /// The rows now, as one Arrow batch.
+    pub fn batch(&self, context: &SystemContext) -> Result<RecordBatch, DataFusionError> {
+        let rows = self.rows(context);
+        let arrays: Vec<ArrayRef> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, ty))| {
+                column_array(*ty, rows.iter().map(|r| r.get(i).unwrap_or(&Value::Null)))
+            })
+            .collect();
+        Ok(RecordBatch::try_new(self.schema(), arrays)?)
+    }
+}
+
+fn arrow_type(ty: ColumnType) -> DataType {
+    match ty {
+        ColumnType::String => DataType::Utf8,
+        ColumnType::Bigint => DataType::Int64,
+        ColumnType::Double => DataType::Float64,
+        ColumnType::Boolean => DataType::Boolean,
+    }
+}
+
+fn column_array<'a>(ty: ColumnType, values: impl Iterator<Item = &'a Value>) -> ArrayRef {
+    match ty {
+        ColumnType::String => {
+            let mut b = StringBuilder::new();
+            for v in values {
+                match v {
+                    Value::Text(s) => b.append_value(s),
+                    Value::Null => b.append_null(),
+                    other => b.append_value(format!("{other:?}")),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        ColumnType::Bigint => {
+            let mut b = Int64Builder::new();
+            for v in values {
+                b.append_option(match v {
+                    Value::Int(i) => Some(*i),
+                    _ => None,
+                });
+            }
+            Arc::new(b.finish())
+        }
+        ColumnType::Double => {
+            let mut b = Float64Builder::new();
+            for v in values {
+                b.append_option(match v {
+                    Value::Double(d) => Some(*d),
+                    _ => None,
+                });
+            }
+            Arc::new(b.finish())
+        }
+        ColumnType::Boolean => {
+            let mut b = BooleanBuilder::new();
+            for v in values {
+                b.append_option(match v {
+                    Value::Bool(x) => Some(*x),
+                    _ => None,
+                });
+            }
+            Arc::new(b.finish())
+        }
+    }
+}
+
+fn int(v: u64) -> Value {
+    Value::Int(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+/// Wall-clock milliseconds as `YYYY-MM-DD HH:MM:SS.mmm` (UTC); empty when never.
+pub fn format_millis(millis: Option<u64>) -> Value {
+    let text = millis
+        .and_then(|m| i64::try_from(m).ok())
+        .and_then(datafusion::arrow::temporal_conversions::timestamp_ms_to_datetime)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S%.3f").to_string())
+        .unwrap_or_default();
+    Value::Text(text)
+}
+
+/// One statistics row.
+pub fn statistics_row(fe_host: &str, row: &CacheRow) -> Vec<Value> {
+    let s: &CacheStats = &row.stats;
+    vec![
+        fe_host.into(),
+        row.catalog.clone().into(),
+        row.engine.clone().into(),
+        s.entry_name.clone().into(),
+        s.effective_enabled.into(),
+        s.config_enabled.into(),
+        s.auto_refresh.into(),
+        Value::Int(s.ttl_second),
+        int(s.capacity),
+        int(s.estimated_size),
+        int(s.request_count),
+        int(s.hit_count),
+        int(s.miss_count),
+        Value::Double(s.hit_rate()),
+        int(s.load_success_count),
+        int(s.load_failure_count),
+        int(s.total_load_time_ms),
+        Value::Double(s.avg_load_penalty_ms()),
+        int(s.eviction_count),
+        Value::Double(s.eviction_rate()),
+        int(s.invalidate_count),
+        format_millis(s.last_load_success_millis),
+        format_millis(s.last_load_failure_millis),
+        s.last_error.clone().unwrap_or_default().into(),
+        Value::Int(s.max_weight),
+        int(s.estimated_weight),
+        int(s.weight_reject_count),
+        s.last_weight_reject_reason
+            .clone()
+            .unwrap_or_default()
+            .into(),
+    ]
+}
+
+fn statistics_rows(context: &SystemContext) -> Vec<Vec<Value>> {
+    context
+        .manager
+        .cache_rows()
+        .iter()
+        .map(|row| statistics_row(&context.fe_host, row))
+        .collect()
+}
+
+fn limit(bytes: Option<u64>) -> Value {
+    bytes.map_or(Value::Int(-1), int)
+}
+
+fn node_rows(context: &SystemContext) -> Vec<Vec<Value>> {
+    let governor = context.manager.governor();
+    let node = governor.node();
+    let memory = context
+        .manager
+        .show_config(Some("node_memory_budget_bytes"))
+        .first()
+        .and_then(|r| r.value.parse::<u64>().ok());
+    let catalogs = context.manager.catalogs();
+    let caches: usize = catalogs.iter().map(|c| c.built_caches()).sum();
+    let reclaim = governor.reclaim_stats();
+    vec![vec![
+        context.fe_host.as_ref().into(),
+        limit(node.limit()),
+        int(node.used()),
+        memory.map_or(Value::Null, int),
+        metacache_catalog::memory::process_rss_bytes().map_or(Value::Null, int),
+        int(catalogs.len() as u64),
+        int(caches as u64),
+        int(reclaim.requests),
+        int(reclaim.freed_bytes),
+    ]]
+}
+
+fn catalog_rows(context: &SystemContext) -> Vec<Vec<Value>> {
+    context
+        .manager
+        .catalogs()
+        .iter()
+        .map(|catalog| {
+            let def = catalog.def();
+            vec![
+                context.fe_host.as_ref().into(),
+                def.name.clone().into(),
+                def.catalog_type().into(),
+                def.comment.clone().into(),
+                format_millis(Some(def.created_at_millis)),
+                format_millis(Some(def.updated_at_millis)),
+                limit(catalog.budget().effective_limit()),
+                int(catalog.budget().used()),
+                int(catalog.built_caches() as u64),
+            ]
+        })
+        .collect()
+}
+
+fn table_rows(_: &SystemContext) -> Vec<Vec<Value>> {
+    SYSTEM_TABLES
+        .iter()
+        .map(|t| {
+            vec![
+                INTERNAL_CATALOG.into(),
+                INFORMATION_SCHEMA.into(),
+                t.name.into(),
+                "SYSTEM VIEW".into(),
+                "SYSTEM".into(),
+                t.comment.into(),
+            ]
+        })
+        .collect()
+}
+
+fn column_rows(_: &SystemContext) -> Vec<Vec<Value>> {
+    SYSTEM_TABLES
+        .iter()
+        .flat_map(|t| {
+            t.columns.iter().enumerate().map(move |(i, (name, ty))| {
+                let (data_type, column_type) = sql_type(*ty);
+                vec![
+                    INTERNAL_CATALOG.into(),
+                    INFORMATION_SCHEMA.into(),
+                    t.name.into(),
+                    (*name).into(),
+                    Value::Int(i as i64 + 1),
+                    data_type.into(),
+                    column_type.into(),
+                    "YES".into(),
+                ]
+            })
+        })
+        .collect()
+}
+
+/// `DATA_TYPE` and `COLUMN_TYPE` of a column type.
+pub fn sql_type(ty: ColumnType) -> (&'static str, &'static str) {
+    match ty {
+        ColumnType::String => ("varchar", "varchar(65533)"),
+        ColumnType::Bigint => ("bigint", "bigint"),
+        ColumnType::Double => ("double", "double"),
+        ColumnType::Boolean => ("boolean", "boolean"),
+    }
+}
+
+fn schema_rows(_: &SystemContext) -> Vec<Vec<Value>> {
+    vec![vec![
+        INTERNAL_CATALOG.into(),
+        INFORMATION_SCHEMA.into(),
+        "utf8mb4".into(),
+        "utf8mb4_0900_bin".into(),
+    ]]
+}
+
+/// `information_schema` for DataFusion: each table is a fresh snapshot when a query plans.
+#[derive(Clone)]
+pub struct InformationSchema {
+    context: SystemContext,
+}
+
+impl InformationSchema {
+    /// The schema over `context`.
+    pub fn new(context: SystemContext) -> Self {
+        Self { context }
+    }
+}
+
+impl std::fmt::Debug for InformationSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InformationSchema")
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for InformationSchema {
+    fn table_names(&self) -> Vec<String> {
+        SYSTEM_TABLES.iter().map(|t| t.name.to_owned()).collect()
+    }
+
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>, DataFusionError> {
+        let Some(table) = system_table(name) else {
+            return Ok(None);
+        };
+        let batch = table.batch(&self.context)?;
+        let provider = MemTable::try_new(table.schema(), vec![vec![batch]])?;
+        Ok(Some(Arc::new(provider)))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        system_table(name).is_some()
+    }
+}
