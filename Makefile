@@ -5,17 +5,18 @@ SHELL := bash
 .SHELLFLAGS := -eo pipefail -c
 TEST_LOG := $(or $(CARGO_TARGET_DIR),target)/metacache-test.log
 
-.PHONY: help run test fmt fmt-check lint bench bench-quick doc clean
+.PHONY: help run test test-deps fmt fmt-check lint bench bench-quick doc clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-run: ## Run the service on its embedded defaults (arrives with the front ends, issue #4)
-	@echo "metacache has no service binary yet: the SQL/HTTP front ends are issue #4." >&2
-	@echo "Today metacache is a library: see README.md, 'make test' and 'make bench'." >&2
-	@exit 2
+run: ## Build and run the service on its defaults: MySQL 127.0.0.1:9030, HTTP 127.0.0.1:8030, data in ./data
+	$(CARGO) run --locked -p metacache -- serve
 
-test: fmt-check lint ## Format check, clippy -D warnings, and every test of the workspace
+test-deps: ## Find or install the mysql client and promtool the integration tests use
+	@scripts/test-deps.sh
+
+test: fmt-check lint test-deps ## Format check, clippy -D warnings, and every test of the workspace
 	@mkdir -p $(dir $(TEST_LOG))
 	$(CARGO) test --workspace --all-targets --locked 2>&1 | tee $(TEST_LOG)
 	$(CARGO) test --workspace --doc --locked 2>&1 | tee -a $(TEST_LOG)

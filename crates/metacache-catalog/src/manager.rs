@@ -469,7 +469,10 @@ impl CatalogManager {
             .iter()
             .map(|k| ConfigRow {
                 key: k.key.to_owned(),
-                value: node.config.get(k.key).unwrap_or_default(),
+                value: match node.config.get(k.key).unwrap_or_default() {
+                    v if k.secret && !v.is_empty() => crate::MASK.to_owned(),
+                    v => v,
+                },
                 value_type: k.value_type.to_owned(),
                 mutable: k.mutable,
                 comment: k.comment.to_owned(),

@@ -56,6 +56,11 @@ pub fn detect() -> Option<NodeMemory> {
     }
 }
 
+/// This machine's host name (the default `FE_HOST`).
+pub fn host_name() -> String {
+    sysinfo::System::host_name().unwrap_or_else(|_| "localhost".to_owned())
+}
+
 /// The resident set size of this process, in bytes (`None` where it cannot be read).
 pub fn process_rss_bytes() -> Option<u64> {
     let pid = sysinfo::get_current_pid().ok()?;

@@ -34,6 +34,12 @@ pub struct NodeConfig {
     pub http_addr: String,
     /// `fe_host`: this node's name in `FE_HOST`; empty for the host name.
     pub fe_host: String,
+    /// `auth_users`: MySQL users and passwords; empty lets only loopback clients in.
+    pub auth_users: Vec<(String, String)>,
+    /// `http_token`: the bearer token HTTP clients must send; empty lets only loopback in.
+    pub http_token: String,
+    /// `http_body_limit`: the largest HTTP request body, in bytes.
+    pub http_body_limit: u64,
 }
 
 impl Default for NodeConfig {
@@ -45,6 +51,9 @@ impl Default for NodeConfig {
             mysql_addr: "127.0.0.1:9030".to_owned(),
             http_addr: "127.0.0.1:8030".to_owned(),
             fe_host: String::new(),
+            auth_users: Vec::new(),
+            http_token: String::new(),
+            http_body_limit: 16 << 20,
         }
     }
 }
@@ -59,6 +68,8 @@ pub struct ConfigKey {
     pub mutable: bool,
     /// What it does.
     pub comment: &'static str,
+    /// Whether its value is a secret (shown as `*XXX` when set).
+    pub secret: bool,
     get: fn(&NodeConfig) -> String,
     set: fn(&mut NodeConfig, &str) -> Result<()>,
 }
@@ -70,6 +81,7 @@ pub const KEYS: &[ConfigKey] = &[
         value_type: "size|percent",
         mutable: true,
         comment: "node-wide limit of all managed metadata caches: 0 (none), a size like 8GB, or a percentage of the node memory budget",
+        secret: false,
         get: |c| c.external_meta_cache_max_weight.to_string(),
         set: |c, v| {
             c.external_meta_cache_max_weight =
@@ -82,6 +94,7 @@ pub const KEYS: &[ConfigKey] = &[
         value_type: "size|auto",
         mutable: false,
         comment: "memory that percentages refer to: auto (cgroup limit, else physical RAM) or a size",
+        secret: false,
         get: |c| {
             c.node_memory_budget
                 .map_or_else(|| "auto".to_owned(), format_exact)
@@ -101,6 +114,7 @@ pub const KEYS: &[ConfigKey] = &[
         value_type: "path",
         mutable: false,
         comment: "directory of the catalog store (catalogs.json)",
+        secret: false,
         get: |c| c.data_dir.display().to_string(),
         set: |c, v| {
             if v.trim().is_empty() {
@@ -115,6 +129,7 @@ pub const KEYS: &[ConfigKey] = &[
         value_type: "host:port",
         mutable: false,
         comment: "address of the MySQL protocol listener",
+        secret: false,
         get: |c| c.mysql_addr.clone(),
         set: |c, v| {
             c.mysql_addr = socket_addr("mysql_addr", v)?;
@@ -126,6 +141,7 @@ pub const KEYS: &[ConfigKey] = &[
         value_type: "host:port",
         mutable: false,
         comment: "address of the HTTP listener (SQL, metrics, look-aside API)",
+        secret: false,
         get: |c| c.http_addr.clone(),
         set: |c, v| {
             c.http_addr = socket_addr("http_addr", v)?;
@@ -137,13 +153,76 @@ pub const KEYS: &[ConfigKey] = &[
         value_type: "string",
         mutable: false,
         comment: "this node's name in the FE_HOST column; empty for the host name",
+        secret: false,
         get: |c| c.fe_host.clone(),
         set: |c, v| {
             c.fe_host = v.trim().to_owned();
             Ok(())
         },
     },
+    ConfigKey {
+        key: "auth_users",
+        value_type: "user:password,...",
+        mutable: false,
+        comment: "MySQL users and their passwords; empty lets any user in from loopback only",
+        secret: true,
+        get: |c| {
+            c.auth_users
+                .iter()
+                .map(|(u, p)| format!("{u}:{p}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        },
+        set: |c, v| {
+            c.auth_users = parse_users(v)?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "http_token",
+        value_type: "string",
+        mutable: false,
+        comment: "bearer token required by every HTTP endpoint but /healthz; empty lets loopback clients only",
+        secret: true,
+        get: |c| c.http_token.clone(),
+        set: |c, v| {
+            c.http_token = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "http_body_limit",
+        value_type: "size",
+        mutable: false,
+        comment: "largest HTTP request body (SQL text, look-aside values)",
+        secret: false,
+        get: |c| format_exact(c.http_body_limit),
+        set: |c, v| {
+            c.http_body_limit = parse_size(v)
+                .filter(|&b| b > 0)
+                .ok_or_else(|| invalid("http_body_limit", v, "a positive size like 16MB"))?;
+            Ok(())
+        },
+    },
 ];
+
+/// `user:password,user:password`; every user needs a non-empty password.
+fn parse_users(value: &str) -> Result<Vec<(String, String)>> {
+    let mut users = Vec::new();
+    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (user, password) = entry.split_once(':').unwrap_or((entry, ""));
+        if user.trim().is_empty() || password.is_empty() {
+            // The value holds passwords: never echo it.
+            return Err(invalid(
+                "auth_users",
+                "(hidden)",
+                "user:password pairs separated by commas, each with a non-empty password",
+            ));
+        }
+        users.push((user.trim().to_owned(), password.to_owned()));
+    }
+    Ok(users)
+}
 
 fn invalid(key: &str, value: &str, expected: &'static str) -> Error {
     Error::InvalidConfig {

@@ -160,6 +160,9 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "mysql_addr",
             "http_addr",
             "fe_host",
+            "auth_users",
+            "http_token",
+            "http_body_limit",
             "node_memory_budget_bytes",
             "external_meta_cache_max_weight_bytes"
         ]
@@ -282,6 +285,33 @@ async fn remote_engines_are_stored_and_serve_their_catalog_type() {
 
 fn serde_json_from(text: &str) -> metacache_engines::EngineDef {
     serde_json::from_str(text).expect("json")
+}
+
+#[test]
+fn secrets_in_the_config_are_masked_and_never_echoed() {
+    let mut config = NodeConfig::default();
+    config
+        .set("auth_users", "root:hunter2, alice:pw")
+        .expect("valid");
+    config.set("http_token", "s3cr3t").expect("valid");
+    assert_eq!(
+        config.auth_users,
+        [
+            ("root".to_owned(), "hunter2".to_owned()),
+            ("alice".to_owned(), "pw".to_owned())
+        ]
+    );
+    let error = config
+        .set("auth_users", "root:hunter2,bob")
+        .expect_err("bob has no password")
+        .to_string();
+    assert!(!error.contains("hunter2"), "{error}");
+    let manager = manager_on(Arc::new(MemoryStore::new()), config);
+    for row in manager.show_config(Some("%t%")) {
+        if row.key == "auth_users" || row.key == "http_token" {
+            assert_eq!(row.value, "*XXX");
+        }
+    }
 }
 
 #[test]

@@ -1,1 +1,181 @@
-//! placeholder
+//! The front ends of metacache: the MySQL protocol and HTTP, over one [`SqlEngine`].
+//!
+//! # Components
+//! - [`mysql`]: `opensrv-mysql` connections, one SQL session each.
+//! - [`http`]: the axum router — `/api/v1/sql`, `/metrics`, `/healthz`, catalogs and engines
+//!   as JSON, and the look-aside caches ([`lookaside`]).
+//! - [`metrics`]: Prometheus exposition built from the statistics at scrape time.
+//! - [`serve`]: binds nothing itself; runs both listeners until `shutdown` resolves, then
+//!   stops accepting, lets connections finish for a grace period and closes the rest.
+//!
+//! # Invariants
+//! - A misbehaving client costs only its own connection or request.
+//! - Errors reach clients as MySQL error packets or JSON with the same message and code.
+
+pub mod error;
+pub mod http;
+pub mod lookaside;
+pub mod metrics;
+pub mod mysql;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use metacache_catalog::NodeConfig;
+use metacache_sql::SqlEngine;
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+
+/// How the front ends are set up.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// MySQL users and passwords; empty for loopback-only without passwords.
+    pub users: Vec<(String, String)>,
+    /// HTTP bearer token; `None` for loopback-only.
+    pub http_token: Option<String>,
+    /// Largest HTTP body.
+    pub body_limit: usize,
+    /// Most MySQL connections at once; further ones wait to be accepted.
+    pub max_connections: usize,
+    /// How long open connections may go on after shutdown starts.
+    pub grace: Duration,
+}
+
+impl ServerOptions {
+    /// Options from the node configuration.
+    pub fn from_config(config: &NodeConfig) -> Self {
+        Self {
+            users: config.auth_users.clone(),
+            http_token: Some(config.http_token.clone()).filter(|t| !t.is_empty()),
+            body_limit: usize::try_from(config.http_body_limit).unwrap_or(usize::MAX),
+            max_connections: 1024,
+            grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The two listeners, bound (port 0 picks a free port).
+pub struct Listeners {
+    mysql: TcpListener,
+    http: TcpListener,
+}
+
+impl Listeners {
+    /// Binds both addresses.
+    pub async fn bind(mysql_addr: &str, http_addr: &str) -> std::io::Result<Self> {
+        let mysql = TcpListener::bind(mysql_addr).await.map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot listen for MySQL on {mysql_addr}: {e}"),
+            )
+        })?;
+        let http = TcpListener::bind(http_addr).await.map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot listen for HTTP on {http_addr}: {e}"),
+            )
+        })?;
+        Ok(Self { mysql, http })
+    }
+
+    /// The MySQL address actually bound.
+    pub fn mysql_addr(&self) -> std::io::Result<SocketAddr> {
+        self.mysql.local_addr()
+    }
+
+    /// The HTTP address actually bound.
+    pub fn http_addr(&self) -> std::io::Result<SocketAddr> {
+        self.http.local_addr()
+    }
+}
+
+/// Serves both front ends until `shutdown` resolves.
+pub async fn serve(
+    listeners: Listeners,
+    engine: Arc<SqlEngine>,
+    options: ServerOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+    let router = http::router(
+        Arc::clone(&engine),
+        options.http_token.clone(),
+        options.body_limit,
+    );
+    let mut http_stop = stop_rx.clone();
+    let http = tokio::spawn(async move {
+        axum::serve(
+            listeners.http,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = http_stop.wait_for(|stop| *stop).await;
+        })
+        .await
+    });
+    let front = mysql::MysqlFrontEnd::new(engine, options.users.clone());
+    serve_mysql(listeners.mysql, front, &options, stop_rx).await;
+    match tokio::time::timeout(options.grace, http).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(join)) => Err(std::io::Error::other(join.to_string())),
+        Err(_) => {
+            tracing::warn!("HTTP requests still running after the grace period were dropped");
+            Ok(())
+        }
+    }
+}
+
+async fn serve_mysql(
+    listener: TcpListener,
+    front: Arc<mysql::MysqlFrontEnd>,
+    options: &ServerOptions,
+    mut stop: watch::Receiver<bool>,
+) {
+    let permits = Arc::new(Semaphore::new(options.max_connections));
+    let mut connections = JoinSet::new();
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&permits).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            _ = stop.wait_for(|s| *s) => break,
+        };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = stop.wait_for(|s| *s) => break,
+        };
+        match accepted {
+            Ok((stream, peer)) => {
+                let front = Arc::clone(&front);
+                connections.spawn(async move {
+                    front.serve(stream, peer).await;
+                    drop(permit);
+                });
+            }
+            Err(error) => {
+                tracing::warn!("mysql accept failed: {error}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        while connections.try_join_next().is_some() {}
+    }
+    let drained = tokio::time::timeout(options.grace, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::info!(
+            open = connections.len(),
+            "closing MySQL connections still open after the grace period"
+        );
+        connections.shutdown().await;
+    }
+}

@@ -33,6 +33,18 @@ pub enum Error {
         /// The name.
         name: String,
     },
+    /// A column no table of the query has.
+    #[error("Unknown column '{name}' in 'field list'")]
+    UnknownColumn {
+        /// The column as written.
+        name: String,
+    },
+    /// A table `information_schema` does not have.
+    #[error("Table '{name}' doesn't exist")]
+    UnknownTable {
+        /// `schema.table`.
+        name: String,
+    },
     /// A catalog statement failed (validation messages of §4 included, verbatim).
     #[error(transparent)]
     Catalog(#[from] metacache_catalog::Error),
@@ -57,6 +69,8 @@ impl Error {
             Error::Parse { .. } | Error::Empty | Error::MultipleStatements { .. } => 1064, // ER_PARSE_ERROR
             Error::Unsupported { .. } => 1235, // ER_NOT_SUPPORTED_YET
             Error::UnknownDatabase { .. } => 1049, // ER_BAD_DB_ERROR
+            Error::UnknownColumn { .. } => 1054, // ER_BAD_FIELD_ERROR
+            Error::UnknownTable { .. } => 1146, // ER_NO_SUCH_TABLE
             Error::Catalog(metacache_catalog::Error::UnknownCatalog { .. }) => 1049,
             Error::Catalog(metacache_catalog::Error::CatalogExists { .. }) => 1007, // ER_DB_CREATE_EXISTS
             Error::Catalog(metacache_catalog::Error::UnknownConfig { .. }) => 1193, // ER_UNKNOWN_SYSTEM_VARIABLE

@@ -15,6 +15,7 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
+use datafusion::common::SchemaError;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::memory_pool::GreedyMemoryPool;
@@ -65,6 +66,25 @@ pub fn new_context(system: SystemContext) -> Result<SessionContext> {
 /// DataFusion's message without its internal prefixes (`Error during planning: `, …).
 pub fn query_error(error: DataFusionError) -> Error {
     let error = error.find_root();
+    if let DataFusionError::SchemaError(schema_error, _) = error
+        && let SchemaError::FieldNotFound { field, .. } = schema_error.as_ref()
+    {
+        return Error::UnknownColumn {
+            name: field.name().to_owned(),
+        };
+    }
+    if let DataFusionError::Plan(m) = error
+        && let Some(name) = m
+            .strip_prefix("table '")
+            .and_then(|r| r.strip_suffix("' not found"))
+    {
+        let name = name
+            .strip_prefix(&format!("{INTERNAL_CATALOG}."))
+            .unwrap_or(name);
+        return Error::UnknownTable {
+            name: name.to_owned(),
+        };
+    }
     let message = match error {
         DataFusionError::Plan(m) | DataFusionError::NotImplemented(m) if !m.is_empty() => m.clone(),
         DataFusionError::SchemaError(e, _) => e.to_string(),

@@ -354,7 +354,7 @@ async fn select_cannot_change_or_read_anything_else() {
     }
     assert_eq!(
         error(&mut s, "SELECT * FROM nosuch").await,
-        "table 'internal.information_schema.nosuch' not found"
+        "Table 'information_schema.nosuch' doesn't exist"
     );
     assert!(
         error(&mut s, "SELEC 1")

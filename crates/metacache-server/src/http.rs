@@ -1,0 +1,348 @@
+//! The HTTP front end (axum): SQL, metrics, health, catalogs and engines as JSON, and the
+//! look-aside caches.
+//!
+//! Every route but `/healthz` needs `Authorization: Bearer <http_token>` when a token is
+//! configured; with none, only loopback clients are served. Bodies above `http_body_limit` get
+//! 413 before they are read in full.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use metacache_catalog::{Catalog, CatalogManager, CreateCatalog, Properties};
+use metacache_engines::EngineDef;
+use metacache_sql::{Output, SqlEngine};
+use serde::Deserialize;
+use serde_json::{Value as Json_, json};
+
+use crate::error::ApiError;
+use crate::{lookaside, metrics};
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct HttpState {
+    engine: Arc<SqlEngine>,
+    token: Option<Arc<str>>,
+}
+
+/// The router, ready to serve with `ConnectInfo<SocketAddr>`.
+pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) -> Router {
+    let state = HttpState {
+        engine: Arc::clone(&engine),
+        token: token.filter(|t| !t.is_empty()).map(Arc::from),
+    };
+    let manager = Arc::clone(engine.manager());
+    let caches = Router::new()
+        .route(
+            "/api/v1/catalogs/{catalog}/caches/{engine}/{entry}/{*key}",
+            get(lookaside::get)
+                .put(lookaside::put)
+                .delete(lookaside::delete),
+        )
+        .with_state(manager);
+    let api = Router::new()
+        .route("/metrics", get(metrics_text))
+        .route("/api/v1/sql", post(sql))
+        .route("/api/v1/catalogs", get(list_catalogs).post(create_catalog))
+        .route(
+            "/api/v1/catalogs/{catalog}",
+            get(show_catalog).patch(alter_catalog).delete(drop_catalog),
+        )
+        .route("/api/v1/catalogs/{catalog}/refresh", post(refresh_catalog))
+        .route("/api/v1/engines", get(list_engines))
+        .route(
+            "/api/v1/engines/{engine}",
+            put(define_engine).get(show_engine).delete(remove_engine),
+        )
+        .with_state(state.clone())
+        .merge(caches)
+        .layer(middleware::from_fn_with_state(state, authorize));
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .merge(api)
+        .layer(DefaultBodyLimit::max(body_limit))
+}
+
+async fn authorize(
+    State(state): State<HttpState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let allowed = match &state.token {
+        Some(token) => request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes())),
+        None => peer.ip().is_loopback(),
+    };
+    if allowed {
+        return next.run(request).await;
+    }
+    let (status, message) = match state.token {
+        Some(_) => (
+            StatusCode::UNAUTHORIZED,
+            "A valid 'Authorization: Bearer <token>' header is required",
+        ),
+        None => (
+            StatusCode::FORBIDDEN,
+            "Only loopback clients are served when no http_token is configured",
+        ),
+    };
+    let mut response = ApiError::new(status, message).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+    }
+    response
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn metrics_text(State(state): State<HttpState>) -> Response {
+    let manager = Arc::clone(state.engine.manager());
+    let text = tokio::task::spawn_blocking(move || metrics::render(&manager))
+        .await
+        .unwrap_or_default();
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+async fn sql(State(state): State<HttpState>, body: Bytes) -> Result<Response, ApiError> {
+    let text = std::str::from_utf8(&body)
+        .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "The statement must be UTF-8 text"))?;
+    let mut session = state.engine.session("http", 0)?;
+    let output = session.execute(text).await?;
+    Ok(Json(match output {
+        Output::Rows { columns, rows } => json!({"columns": columns, "rows": rows}),
+        Output::Done { affected, warnings } => json!({"affected": affected, "warnings": warnings}),
+    })
+    .into_response())
+}
+
+fn catalog_json(catalog: &Catalog) -> Json_ {
+    let def = catalog.def();
+    json!({
+        "name": def.name,
+        "type": def.catalog_type(),
+        "comment": def.comment,
+        "properties": def.properties.masked(),
+        "created_at": time(def.created_at_millis),
+        "updated_at": time(def.updated_at_millis),
+        "max_weight": catalog.budget().effective_limit().map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX)),
+        "estimated_weight": catalog.budget().used(),
+    })
+}
+
+fn time(millis: u64) -> Json_ {
+    match metacache_sql::system::format_millis(Some(millis)) {
+        metacache_sql::Value::Text(t) => Json_::String(t),
+        _ => Json_::Null,
+    }
+}
+
+/// Runs a catalog operation on a blocking thread (the store writes to disk).
+async fn blocking<T: Send + 'static>(
+    manager: &Arc<CatalogManager>,
+    f: impl FnOnce(&CatalogManager) -> metacache_catalog::Result<T> + Send + 'static,
+) -> Result<T, ApiError> {
+    let manager = Arc::clone(manager);
+    tokio::task::spawn_blocking(move || f(&manager))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(ApiError::from)
+}
+
+async fn list_catalogs(State(state): State<HttpState>) -> Json<Json_> {
+    let catalogs: Vec<Json_> = state
+        .engine
+        .manager()
+        .catalogs()
+        .iter()
+        .map(|c| catalog_json(c))
+        .collect();
+    Json(json!({"catalogs": catalogs}))
+}
+
+async fn show_catalog(
+    State(state): State<HttpState>,
+    Path(name): Path<String>,
+) -> Result<Json<Json_>, ApiError> {
+    Ok(Json(catalog_json(&*state.engine.manager().catalog(&name)?)))
+}
+
+#[derive(Deserialize)]
+struct CreateBody {
+    name: String,
+    #[serde(default)]
+    comment: String,
+    #[serde(default)]
+    properties: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    if_not_exists: bool,
+}
+
+fn json_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("Invalid JSON body: {e}")))
+}
+
+async fn create_catalog(State(state): State<HttpState>, body: Bytes) -> Result<Response, ApiError> {
+    let body: CreateBody = json_body(&body)?;
+    let name = body.name.clone();
+    let statement = CreateCatalog {
+        name: body.name,
+        if_not_exists: body.if_not_exists,
+        comment: body.comment,
+        properties: Properties::from_pairs(body.properties),
+    };
+    let manager = state.engine.manager();
+    let outcome = blocking(manager, move |m| m.create_catalog(statement)).await?;
+    let status = if outcome.changed {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let catalog = manager.catalog(&name)?;
+    Ok((
+        status,
+        Json(json!({"catalog": catalog_json(&catalog), "warnings": outcome.warnings})),
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+struct AlterBody {
+    properties: std::collections::BTreeMap<String, String>,
+}
+
+async fn alter_catalog(
+    State(state): State<HttpState>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<Json<Json_>, ApiError> {
+    let body: AlterBody = json_body(&body)?;
+    let manager = state.engine.manager();
+    let target = name.clone();
+    let outcome = blocking(manager, move |m| {
+        m.alter_catalog(&target, Properties::from_pairs(body.properties))
+    })
+    .await?;
+    let dropped: Vec<String> = if outcome.dropped.all {
+        vec!["*".to_owned()]
+    } else {
+        outcome.dropped.config_engines.iter().cloned().collect()
+    };
+    Ok(Json(json!({
+        "catalog": catalog_json(&*manager.catalog(&name)?),
+        "changed": outcome.changed,
+        "dropped_caches_of": dropped,
+        "warnings": outcome.warnings,
+    })))
+}
+
+async fn drop_catalog(
+    State(state): State<HttpState>,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    blocking(state.engine.manager(), move |m| {
+        m.drop_catalog(&name, false)
+    })
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn refresh_catalog(
+    State(state): State<HttpState>,
+    Path(name): Path<String>,
+) -> Result<Json<Json_>, ApiError> {
+    let removed = state.engine.manager().refresh_catalog(&name)?;
+    Ok(Json(json!({"removed": removed})))
+}
+
+async fn list_engines(State(state): State<HttpState>) -> Json<Json_> {
+    let registry = state.engine.manager().registry();
+    let engines: Vec<Json_> = registry
+        .all()
+        .iter()
+        .map(|e| json!({"name": e.name, "builtin": registry.is_builtin(&e.name), "definition": &**e}))
+        .collect();
+    Json(json!({"engines": engines}))
+}
+
+async fn show_engine(
+    State(state): State<HttpState>,
+    Path(name): Path<String>,
+) -> Result<Json<Json_>, ApiError> {
+    let engine = state
+        .engine
+        .manager()
+        .registry()
+        .get(&name)
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("Unknown engine '{name}'")))?;
+    Ok(Json(json!(&*engine)))
+}
+
+async fn define_engine(
+    State(state): State<HttpState>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<Json<Json_>, ApiError> {
+    let mut value: Json_ = json_body(&body)?;
+    match value.get("name").and_then(Json_::as_str) {
+        Some(given) if given != name => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("The body names engine '{given}', the path '{name}'"),
+            ));
+        }
+        Some(_) => {}
+        None => {
+            if let Some(object) = value.as_object_mut() {
+                object.insert("name".to_owned(), Json_::String(name.clone()));
+            }
+        }
+    }
+    let definition: EngineDef = serde_json::from_value(value).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("Invalid engine definition: {e}"),
+        )
+    })?;
+    let engine = blocking(state.engine.manager(), move |m| m.define_engine(definition)).await?;
+    Ok(Json(json!(&*engine)))
+}
+
+async fn remove_engine(
+    State(state): State<HttpState>,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let target = name.clone();
+    if blocking(state.engine.manager(), move |m| m.remove_engine(&target)).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("Unknown engine '{name}'"),
+        ))
+    }
+}

@@ -1,0 +1,104 @@
+//! The look-aside cache API for engines in other languages: values are opaque bytes, charged
+//! their length plus the accounting overhead, admitted through the same ledger as every other
+//! cache value.
+//!
+//! `GET` answers the bytes or 404; `PUT` answers whether the value was retained and, if not,
+//! why (`budget_exceeded`, `entry_too_large`, …); `DELETE` removes the key and fences loads of
+//! the cache in flight.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use metacache_cache::{Admission, ManagedCache};
+use metacache_catalog::CatalogManager;
+use metacache_estimate::{EstimateSize, Sizer};
+use serde_json::json;
+
+use crate::error::ApiError;
+
+/// A value of a look-aside cache.
+#[derive(Debug, Clone)]
+pub struct Blob(pub Bytes);
+
+impl EstimateSize for Blob {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add(self.0.len());
+    }
+}
+
+/// Longest key accepted.
+pub const MAX_KEY_LEN: usize = 4096;
+
+type Target = (String, String, String, String);
+
+fn cache(
+    manager: &CatalogManager,
+    (catalog, engine, entry, key): &Target,
+) -> Result<ManagedCache<String, Blob>, ApiError> {
+    if key.is_empty() || key.len() > MAX_KEY_LEN {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("Keys are 1 to {MAX_KEY_LEN} bytes"),
+        ));
+    }
+    manager
+        .catalog(catalog)?
+        .cache_by_name::<String, Blob>(engine, entry)?
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!("Cache '{entry}' of engine '{engine}' is not created for catalog '{catalog}' (a rule of the engine leaves it out)"),
+            )
+        })
+}
+
+/// `GET …/{key}`.
+pub async fn get(
+    State(manager): State<Arc<CatalogManager>>,
+    Path(target): Path<Target>,
+) -> Result<Response, ApiError> {
+    let cache = cache(&manager, &target)?;
+    match cache.get(&target.3) {
+        Some(value) => Ok((
+            [(header::CONTENT_TYPE, "application/octet-stream")],
+            value.0.clone(),
+        )
+            .into_response()),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("No value for key '{}'", target.3),
+        )),
+    }
+}
+
+/// `PUT …/{key}` with the value as the body.
+pub async fn put(
+    State(manager): State<Arc<CatalogManager>>,
+    Path(target): Path<Target>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let cache = cache(&manager, &target)?;
+    let (catalog, engine, entry, key) = target;
+    let body = match cache.insert(key, Blob(body)) {
+        Admission::Retained { charge } => json!({"retained": true, "charge": charge}),
+        Admission::Rejected(reason) => json!({"retained": false, "reason": reason.to_string()}),
+        Admission::Disabled => json!({"retained": false, "reason": "disabled"}),
+        Admission::Fenced => json!({"retained": false, "reason": "invalidated"}),
+    };
+    tracing::trace!(catalog, engine, entry, "look-aside put");
+    Ok(Json(body).into_response())
+}
+
+/// `DELETE …/{key}`.
+pub async fn delete(
+    State(manager): State<Arc<CatalogManager>>,
+    Path(target): Path<Target>,
+) -> Result<Response, ApiError> {
+    let cache = cache(&manager, &target)?;
+    let removed = cache.invalidate(&target.3);
+    Ok(Json(json!({"removed": removed})).into_response())
+}

@@ -1,0 +1,311 @@
+//! `GET /metrics`: every numeric column of the statistics table as a Prometheus series with
+//! `catalog`, `engine` and `entry` labels, plus node and catalog gauges, named by Prometheus
+//! conventions (`_total` counters, base units `_seconds` / `_bytes`, `_ratio`).
+//!
+//! Families are built from a snapshot at scrape time, so there is no second set of counters to
+//! keep in step with the caches.
+
+use metacache_cache::CacheStats;
+use metacache_catalog::CatalogManager;
+use prometheus::proto::{Counter, Gauge, LabelPair, Metric, MetricFamily, MetricType};
+use prometheus::{Encoder, TextEncoder};
+
+/// One per-cache series family.
+struct CacheMetric {
+    name: &'static str,
+    help: &'static str,
+    counter: bool,
+    value: fn(&CacheStats) -> Option<f64>,
+}
+
+fn n(v: u64) -> Option<f64> {
+    Some(v as f64)
+}
+
+fn b(v: bool) -> Option<f64> {
+    Some(if v { 1.0 } else { 0.0 })
+}
+
+const CACHE_METRICS: &[CacheMetric] = &[
+    CacheMetric {
+        name: "metacache_cache_requests_total",
+        help: "Lookups (REQUEST_COUNT).",
+        counter: true,
+        value: |s| n(s.request_count),
+    },
+    CacheMetric {
+        name: "metacache_cache_hits_total",
+        help: "Lookups answered from the cache (HIT_COUNT).",
+        counter: true,
+        value: |s| n(s.hit_count),
+    },
+    CacheMetric {
+        name: "metacache_cache_misses_total",
+        help: "Lookups that loaded (MISS_COUNT).",
+        counter: true,
+        value: |s| n(s.miss_count),
+    },
+    CacheMetric {
+        name: "metacache_cache_hit_ratio",
+        help: "Hits per request since the cache was built (HIT_RATE).",
+        counter: false,
+        value: |s| Some(s.hit_rate()),
+    },
+    CacheMetric {
+        name: "metacache_cache_load_successes_total",
+        help: "Loads that succeeded (LOAD_SUCCESS_COUNT).",
+        counter: true,
+        value: |s| n(s.load_success_count),
+    },
+    CacheMetric {
+        name: "metacache_cache_load_failures_total",
+        help: "Loads that failed (LOAD_FAILURE_COUNT).",
+        counter: true,
+        value: |s| n(s.load_failure_count),
+    },
+    CacheMetric {
+        name: "metacache_cache_load_duration_seconds_total",
+        help: "Time spent loading (TOTAL_LOAD_TIME_MS).",
+        counter: true,
+        value: |s| Some(s.total_load_time_ms as f64 / 1000.0),
+    },
+    CacheMetric {
+        name: "metacache_cache_average_load_penalty_seconds",
+        help: "Average time of a load (AVG_LOAD_PENALTY_MS).",
+        counter: false,
+        value: |s| Some(s.avg_load_penalty_ms() / 1000.0),
+    },
+    CacheMetric {
+        name: "metacache_cache_evictions_total",
+        help: "Capacity, weight and TTL evictions (EVICTION_COUNT).",
+        counter: true,
+        value: |s| n(s.eviction_count),
+    },
+    CacheMetric {
+        name: "metacache_cache_eviction_ratio",
+        help: "Evictions per request (EVICTION_RATE).",
+        counter: false,
+        value: |s| Some(s.eviction_rate()),
+    },
+    CacheMetric {
+        name: "metacache_cache_invalidations_total",
+        help: "Explicit removals (INVALIDATE_COUNT).",
+        counter: true,
+        value: |s| n(s.invalidate_count),
+    },
+    CacheMetric {
+        name: "metacache_cache_entries",
+        help: "Values retained now (ESTIMATED_SIZE).",
+        counter: false,
+        value: |s| n(s.estimated_size),
+    },
+    CacheMetric {
+        name: "metacache_cache_capacity_entries",
+        help: "Most values retained (CAPACITY).",
+        counter: false,
+        value: |s| n(s.capacity),
+    },
+    CacheMetric {
+        name: "metacache_cache_ttl_seconds",
+        help: "Time to live of values, -1 for never (TTL_SECOND).",
+        counter: false,
+        value: |s| Some(s.ttl_second as f64),
+    },
+    CacheMetric {
+        name: "metacache_cache_max_weight_bytes",
+        help: "Effective byte limit, -1 when none applies (MAX_WEIGHT).",
+        counter: false,
+        value: |s| Some(s.max_weight as f64),
+    },
+    CacheMetric {
+        name: "metacache_cache_estimated_weight_bytes",
+        help: "Bytes reserved now (ESTIMATED_WEIGHT).",
+        counter: false,
+        value: |s| n(s.estimated_weight),
+    },
+    CacheMetric {
+        name: "metacache_cache_weight_rejects_total",
+        help: "Admissions refused by weight (WEIGHT_REJECT_COUNT).",
+        counter: true,
+        value: |s| n(s.weight_reject_count),
+    },
+    CacheMetric {
+        name: "metacache_cache_effective_enabled",
+        help: "1 when the cache retains values (EFFECTIVE_ENABLED).",
+        counter: false,
+        value: |s| b(s.effective_enabled),
+    },
+    CacheMetric {
+        name: "metacache_cache_config_enabled",
+        help: "The enable setting (CONFIG_ENABLED).",
+        counter: false,
+        value: |s| b(s.config_enabled),
+    },
+    CacheMetric {
+        name: "metacache_cache_auto_refresh",
+        help: "1 when refresh-ahead is on (AUTO_REFRESH).",
+        counter: false,
+        value: |s| b(s.auto_refresh),
+    },
+    CacheMetric {
+        name: "metacache_cache_last_load_success_timestamp_seconds",
+        help: "Unix time of the last successful load (LAST_LOAD_SUCCESS_TIME).",
+        counter: false,
+        value: |s| s.last_load_success_millis.map(|m| m as f64 / 1000.0),
+    },
+    CacheMetric {
+        name: "metacache_cache_last_load_failure_timestamp_seconds",
+        help: "Unix time of the last failed load (LAST_LOAD_FAILURE_TIME).",
+        counter: false,
+        value: |s| s.last_load_failure_millis.map(|m| m as f64 / 1000.0),
+    },
+];
+
+fn label(name: &str, value: &str) -> LabelPair {
+    let mut pair = LabelPair::default();
+    pair.set_name(name.to_owned());
+    pair.set_value(value.to_owned());
+    pair
+}
+
+fn family(name: &str, help: &str, counter: bool) -> MetricFamily {
+    let mut family = MetricFamily::default();
+    family.set_name(name.to_owned());
+    family.set_help(help.to_owned());
+    family.set_field_type(if counter {
+        MetricType::COUNTER
+    } else {
+        MetricType::GAUGE
+    });
+    family
+}
+
+fn sample(labels: Vec<LabelPair>, value: f64, counter: bool) -> Metric {
+    let mut metric = Metric::default();
+    metric.set_label(labels);
+    if counter {
+        let mut c = Counter::default();
+        c.set_value(value);
+        metric.set_counter(c);
+    } else {
+        let mut g = Gauge::default();
+        g.set_value(value);
+        metric.set_gauge(g);
+    }
+    metric
+}
+
+fn single(name: &str, help: &str, counter: bool, value: f64) -> MetricFamily {
+    let mut f = family(name, help, counter);
+    f.mut_metric().push(sample(Vec::new(), value, counter));
+    f
+}
+
+fn limit(bytes: Option<u64>) -> f64 {
+    bytes.map_or(-1.0, |b| b as f64)
+}
+
+/// The exposition text of every metric now.
+pub fn render(manager: &CatalogManager) -> String {
+    let rows = manager.cache_rows();
+    let mut families: Vec<MetricFamily> = CACHE_METRICS
+        .iter()
+        .map(|m| {
+            let mut f = family(m.name, m.help, m.counter);
+            for row in &rows {
+                if let Some(value) = (m.value)(&row.stats) {
+                    let labels = vec![
+                        label("catalog", &row.catalog),
+                        label("engine", &row.engine),
+                        label("entry", &row.stats.entry_name),
+                    ];
+                    f.mut_metric().push(sample(labels, value, m.counter));
+                }
+            }
+            f
+        })
+        .collect();
+    let mut catalog_limit = family(
+        "metacache_catalog_max_weight_bytes",
+        "Effective byte limit of a catalog, -1 when none applies.",
+        false,
+    );
+    let mut catalog_used = family(
+        "metacache_catalog_estimated_weight_bytes",
+        "Bytes a catalog's caches reserve now.",
+        false,
+    );
+    let catalogs = manager.catalogs();
+    for catalog in &catalogs {
+        let labels = || vec![label("catalog", catalog.name())];
+        catalog_limit.mut_metric().push(sample(
+            labels(),
+            limit(catalog.budget().effective_limit()),
+            false,
+        ));
+        catalog_used
+            .mut_metric()
+            .push(sample(labels(), catalog.budget().used() as f64, false));
+    }
+    families.push(catalog_limit);
+    families.push(catalog_used);
+    let governor = manager.governor();
+    let node = governor.node();
+    let reclaim = governor.reclaim_stats();
+    families.push(single(
+        "metacache_node_max_weight_bytes",
+        "The node limit of all caches (external_meta_cache_max_weight), -1 when none.",
+        false,
+        limit(node.limit()),
+    ));
+    families.push(single(
+        "metacache_node_estimated_weight_bytes",
+        "Bytes all caches of the node reserve now.",
+        false,
+        node.used() as f64,
+    ));
+    if let Some(memory) = manager
+        .show_config(Some("node_memory_budget_bytes"))
+        .first()
+        .and_then(|r| r.value.parse::<f64>().ok())
+    {
+        families.push(single(
+            "metacache_node_memory_budget_bytes",
+            "The memory percentages of the node limit refer to.",
+            false,
+            memory,
+        ));
+    }
+    if let Some(rss) = metacache_catalog::memory::process_rss_bytes() {
+        families.push(single(
+            "metacache_process_resident_memory_bytes",
+            "Resident set size of the process.",
+            false,
+            rss as f64,
+        ));
+    }
+    families.push(single(
+        "metacache_catalogs",
+        "Catalogs defined on the node.",
+        false,
+        catalogs.len() as f64,
+    ));
+    families.push(single(
+        "metacache_reclaim_requests_total",
+        "Reclamation requests handled.",
+        true,
+        reclaim.requests as f64,
+    ));
+    families.push(single(
+        "metacache_reclaimed_bytes_total",
+        "Bytes freed by reclamation.",
+        true,
+        reclaim.freed_bytes as f64,
+    ));
+    families.retain(|f| !f.get_metric().is_empty());
+    let mut out = Vec::new();
+    if let Err(error) = TextEncoder::new().encode(&families, &mut out) {
+        tracing::error!("cannot encode metrics: {error}");
+    }
+    String::from_utf8(out).unwrap_or_default()
+}

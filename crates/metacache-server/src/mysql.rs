@@ -1,0 +1,261 @@
+//! The MySQL protocol front end (`opensrv-mysql`): one task and one SQL session per connection.
+//!
+//! Authentication: with users configured, `mysql_native_password` against their passwords;
+//! with none, any user name without a password, from loopback addresses only. A client that
+//! sends garbage or hangs up mid-packet ends its own connection and nothing else.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use async_trait::async_trait;
+use metacache_sql::{ColumnType as SqlType, Output, Session, SqlEngine, Value};
+use opensrv_mysql::{
+    AsyncMysqlIntermediary, AsyncMysqlShim, Column, ColumnFlags, ColumnType, ErrorKind, InitWriter,
+    OkResponse, ParamParser, QueryResultWriter, StatementMetaWriter,
+};
+use parking_lot::Mutex;
+use rand::RngExt;
+use tokio::io::AsyncWrite;
+use tokio::net::TcpStream;
+
+/// What every connection shares.
+pub struct MysqlFrontEnd {
+    engine: Arc<SqlEngine>,
+    users: Vec<(String, String)>,
+    next_id: AtomicU32,
+}
+
+impl MysqlFrontEnd {
+    /// A front end over `engine`, with `users` (`user`, `password`); empty for loopback only.
+    pub fn new(engine: Arc<SqlEngine>, users: Vec<(String, String)>) -> Arc<Self> {
+        Arc::new(Self {
+            engine,
+            users,
+            next_id: AtomicU32::new(1),
+        })
+    }
+
+    /// Serves one connection until the client leaves or breaks the protocol.
+    pub async fn serve(self: &Arc<Self>, stream: TcpStream, peer: SocketAddr) {
+        let _ = stream.set_nodelay(true);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let connection = Connection {
+            front: Arc::clone(self),
+            peer,
+            id,
+            salt: salt(),
+            user: Mutex::new(String::new()),
+            session: None,
+        };
+        let (reader, writer) = stream.into_split();
+        if let Err(error) = AsyncMysqlIntermediary::run_on(connection, reader, writer).await {
+            tracing::debug!(%peer, connection = id, "mysql connection ended: {error}");
+        }
+    }
+}
+
+/// 20 random printable bytes for `mysql_native_password` (never NUL or `$`).
+fn salt() -> [u8; 20] {
+    let mut rng = rand::rng();
+    std::array::from_fn(|_| rng.random_range(b'0'..=b'z'))
+}
+
+struct Connection {
+    front: Arc<MysqlFrontEnd>,
+    peer: SocketAddr,
+    id: u32,
+    salt: [u8; 20],
+    user: Mutex<String>,
+    session: Option<Session>,
+}
+
+impl Connection {
+    fn session(&mut self) -> Result<&mut Session, metacache_sql::Error> {
+        if self.session.is_none() {
+            let user = self.user.lock().clone();
+            self.session = Some(self.front.engine.session(&user, self.id)?);
+        }
+        self.session
+            .as_mut()
+            .ok_or_else(|| metacache_sql::Error::Internal {
+                detail: "no session".to_owned(),
+            })
+    }
+}
+
+fn mysql_type(ty: SqlType) -> ColumnType {
+    match ty {
+        SqlType::String => ColumnType::MYSQL_TYPE_VAR_STRING,
+        SqlType::Bigint => ColumnType::MYSQL_TYPE_LONGLONG,
+        SqlType::Double => ColumnType::MYSQL_TYPE_DOUBLE,
+        SqlType::Boolean => ColumnType::MYSQL_TYPE_TINY,
+    }
+}
+
+async fn write_output<W: AsyncWrite + Send + Unpin>(
+    output: Output,
+    results: QueryResultWriter<'_, W>,
+) -> io::Result<()> {
+    match output {
+        Output::Done { affected, warnings } => {
+            results
+                .completed(OkResponse {
+                    affected_rows: affected,
+                    warnings: u16::try_from(warnings.len()).unwrap_or(u16::MAX),
+                    ..OkResponse::default()
+                })
+                .await
+        }
+        Output::Rows { columns, rows } => {
+            let columns: Vec<Column> = columns
+                .iter()
+                .map(|c| Column {
+                    table: String::new(),
+                    column: c.name.clone(),
+                    coltype: mysql_type(c.column_type),
+                    colflags: ColumnFlags::empty(),
+                })
+                .collect();
+            let mut writer = results.start(&columns).await?;
+            for row in rows {
+                for value in row {
+                    match value {
+                        Value::Null => writer.write_col(None::<i64>)?,
+                        Value::Int(i) => writer.write_col(i)?,
+                        Value::Double(d) => writer.write_col(d)?,
+                        Value::Bool(b) => writer.write_col(i8::from(b))?,
+                        Value::Text(s) => writer.write_col(s.as_str())?,
+                    }
+                }
+                writer.end_row().await?;
+            }
+            writer.finish().await
+        }
+    }
+}
+
+#[async_trait]
+impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
+    type Error = io::Error;
+
+    fn version(&self) -> String {
+        format!(
+            "{}-metacache-{}",
+            metacache_sql::variables::SERVER_VERSION,
+            env!("CARGO_PKG_VERSION")
+        )
+    }
+
+    fn connect_id(&self) -> u32 {
+        self.id
+    }
+
+    fn salt(&self) -> [u8; 20] {
+        self.salt
+    }
+
+    async fn authenticate(
+        &self,
+        _plugin: &str,
+        username: &[u8],
+        salt: &[u8],
+        auth_data: &[u8],
+    ) -> bool {
+        let user = String::from_utf8_lossy(username).into_owned();
+        let allowed = if self.front.users.is_empty() {
+            self.peer.ip().is_loopback()
+        } else {
+            self.front.users.iter().any(|(name, password)| {
+                *name == user
+                    && mysql_common::scramble::scramble_native(salt, password.as_bytes())
+                        .is_some_and(|expected| expected.as_slice() == auth_data)
+            })
+        };
+        if allowed {
+            *self.user.lock() = user;
+        } else {
+            tracing::warn!(peer = %self.peer, user, "mysql login refused");
+        }
+        allowed
+    }
+
+    async fn on_prepare<'a>(
+        &'a mut self,
+        _query: &'a str,
+        info: StatementMetaWriter<'a, W>,
+    ) -> io::Result<()> {
+        info.error(
+            ErrorKind::ER_UNSUPPORTED_PS,
+            b"Prepared statements are not supported; send the statement as text",
+        )
+        .await
+    }
+
+    async fn on_execute<'a>(
+        &'a mut self,
+        _id: u32,
+        _params: ParamParser<'a>,
+        results: QueryResultWriter<'a, W>,
+    ) -> io::Result<()> {
+        results
+            .error(
+                ErrorKind::ER_UNSUPPORTED_PS,
+                b"Prepared statements are not supported; send the statement as text",
+            )
+            .await
+    }
+
+    async fn on_close<'a>(&'a mut self, _stmt: u32)
+    where
+        W: 'async_trait,
+    {
+    }
+
+    async fn on_query<'a>(
+        &'a mut self,
+        sql: &'a str,
+        results: QueryResultWriter<'a, W>,
+    ) -> io::Result<()> {
+        let outcome = match self.session() {
+            Ok(session) => session.execute(sql).await,
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(output) => write_output(output, results).await,
+            Err(error) => {
+                tracing::debug!(connection = self.id, "statement failed: {error}");
+                results
+                    .error(
+                        ErrorKind::from(error.mysql_code()),
+                        error.to_string().as_bytes(),
+                    )
+                    .await
+            }
+        }
+    }
+
+    async fn on_init<'a>(
+        &'a mut self,
+        database: &'a str,
+        writer: InitWriter<'a, W>,
+    ) -> io::Result<()> {
+        let statement = format!("USE `{}`", database.replace('`', "``"));
+        let outcome = match self.session() {
+            Ok(session) => session.execute(&statement).await,
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(_) => writer.ok().await,
+            Err(error) => {
+                writer
+                    .error(
+                        ErrorKind::from(error.mysql_code()),
+                        error.to_string().as_bytes(),
+                    )
+                    .await
+            }
+        }
+    }
+}

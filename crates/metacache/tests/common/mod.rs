@@ -1,0 +1,241 @@
+//! Starts the real `metacache` binary on free ports and talks to it with the real `mysql`
+//! client and HTTP.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running server.
+pub struct Server {
+    child: Child,
+    /// The MySQL port.
+    pub mysql_port: u16,
+    /// `http://127.0.0.1:<port>`.
+    pub http: String,
+    /// Its data directory.
+    pub data_dir: PathBuf,
+    /// Its log file.
+    pub log: PathBuf,
+}
+
+/// The `mysql` (or `mariadb`) client on this machine.
+pub fn mysql_client() -> &'static str {
+    for candidate in ["mysql", "mariadb"] {
+        if Command::new(candidate)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return candidate;
+        }
+    }
+    panic!("no mysql client found: run `make test-deps` (scripts/test-deps.sh) first");
+}
+
+/// What the client printed.
+pub struct Reply {
+    /// Standard output.
+    pub out: String,
+    /// Standard error.
+    pub err: String,
+    /// Exit status zero.
+    pub ok: bool,
+}
+
+impl Server {
+    /// Starts the binary with `data_dir` and extra environment.
+    pub fn start(data_dir: &Path, env: &[(&str, &str)]) -> Server {
+        let log = data_dir.with_extension("log");
+        let log_file = std::fs::File::create(&log).expect("log file");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_metacache"));
+        command
+            .args([
+                "serve",
+                "--mysql-addr",
+                "127.0.0.1:0",
+                "--http-addr",
+                "127.0.0.1:0",
+                "--data-dir",
+            ])
+            .arg(data_dir)
+            .stdout(Stdio::piped())
+            .stderr(log_file)
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().expect("metacache starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        let mut reader = BufReader::new(stdout);
+        let started = Instant::now();
+        while !line.starts_with("metacache ready") {
+            line.clear();
+            if reader.read_line(&mut line).expect("read") == 0 {
+                let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+                panic!("metacache exited before it was ready:\n{log_text}");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "not ready in a minute"
+            );
+        }
+        let field = |name: &str| -> String {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(&format!("{name}=")))
+                .expect("address")
+                .to_owned()
+        };
+        let mysql_port = field("mysql")
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("port");
+        let http = format!("http://{}", field("http"));
+        Server {
+            child,
+            mysql_port,
+            http,
+            data_dir: data_dir.to_path_buf(),
+            log,
+        }
+    }
+
+    /// Runs `sql` with the mysql client as `root` (no password), tab-separated output.
+    pub fn mysql(&self, sql: &str) -> Reply {
+        self.mysql_as(&["-u", "root"], sql)
+    }
+
+    /// Runs `sql` with extra client arguments.
+    pub fn mysql_as(&self, args: &[&str], sql: &str) -> Reply {
+        let output = Command::new(mysql_client())
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-P",
+                &self.mysql_port.to_string(),
+                "--batch",
+                "--raw",
+                "--connect-timeout=10",
+            ])
+            .args(args)
+            .args(["-e", sql])
+            .stdin(Stdio::null())
+            .output()
+            .expect("mysql client runs");
+        Reply {
+            out: String::from_utf8_lossy(&output.stdout).into_owned(),
+            err: String::from_utf8_lossy(&output.stderr).into_owned(),
+            ok: output.status.success(),
+        }
+    }
+
+    /// Runs `sql` and returns its output; panics with the error otherwise.
+    pub fn query(&self, sql: &str) -> String {
+        let reply = self.mysql(sql);
+        assert!(reply.ok, "{sql}: {}", reply.err);
+        reply.out
+    }
+
+    /// Runs `sql`, which must fail, and returns the client's error line.
+    pub fn fails(&self, sql: &str) -> String {
+        let reply = self.mysql(sql);
+        assert!(!reply.ok, "{sql} should fail but printed {}", reply.out);
+        // The client echoes the failed statement before the error line in batch mode.
+        reply
+            .err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    }
+
+    /// An HTTP request: method, path, optional body, optional bearer token → status and body.
+    pub fn http(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&[u8]>,
+        token: Option<&str>,
+    ) -> (u16, String) {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(30)))
+            .build()
+            .into();
+        let url = format!("{}{path}", self.http);
+        let auth = token.map(|t| format!("Bearer {t}"));
+        macro_rules! send {
+            ($builder:expr) => {{
+                let mut b = $builder;
+                if let Some(a) = &auth {
+                    b = b.header("Authorization", a);
+                }
+                b.send(body.unwrap_or_default())
+            }};
+        }
+        macro_rules! call {
+            ($builder:expr) => {{
+                let mut b = $builder;
+                if let Some(a) = &auth {
+                    b = b.header("Authorization", a);
+                }
+                b.call()
+            }};
+        }
+        let response = match method {
+            "GET" => call!(agent.get(&url)),
+            "DELETE" => call!(agent.delete(&url)),
+            "POST" => send!(agent.post(&url)),
+            "PUT" => send!(agent.put(&url)),
+            "PATCH" => send!(agent.patch(&url)),
+            other => panic!("method {other}"),
+        };
+        let mut response = response.expect("HTTP request");
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        (status, text)
+    }
+
+    /// SIGTERM and wait: the graceful path.
+    pub fn stop(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+
+    /// SIGKILL and wait.
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The server's log so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A fresh data directory.
+pub fn data_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    (dir, data)
+}

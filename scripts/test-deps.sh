@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Finds or installs what the integration tests drive besides Rust: the MariaDB/MySQL
+# command-line client (a real client of our MySQL port) and promtool (checks /metrics).
+# Idempotent: does nothing when both are present. Needs root (or sudo) to install.
+set -euo pipefail
+
+need=()
+command -v mysql >/dev/null 2>&1 || command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+
+if [ ${#need[@]} -eq 0 ]; then
+    exit 0
+fi
+
+echo "test-deps: installing ${need[*]} (Debian packages)" >&2
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "test-deps: apt-get not found; install ${need[*]} (mysql client, promtool) by hand" >&2
+    exit 1
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# prometheus ships promtool; the server it also installs is never started by the tests.
+$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Debian's prometheus package may start its service; the tests need only promtool.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheus 2>/dev/null; then
+    $sudo systemctl stop prometheus || true
+fi
