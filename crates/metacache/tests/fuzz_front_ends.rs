@@ -1,0 +1,265 @@
+//! Random and truncated SQL and protocol bytes against both front ends of the real binary; the
+//! server must stay up, answer every well-formed request with a well-formed reply, and serve
+//! the next client. Bounded: a fixed number of requests, loopback only.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use common::*;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+const FRAGMENTS: &[&str] = &[
+    "CREATE",
+    "CATALOG",
+    "ALTER",
+    "DROP",
+    "SET",
+    "PROPERTIES",
+    "SHOW",
+    "CREATE CATALOG",
+    "REFRESH",
+    "TABLE",
+    "DATABASE",
+    "ADMIN",
+    "FRONTEND",
+    "CONFIG",
+    "LIKE",
+    "IF",
+    "NOT",
+    "EXISTS",
+    "SELECT",
+    "*",
+    "FROM",
+    "WHERE",
+    "GROUP BY",
+    "HAVING",
+    "ORDER BY",
+    "LIMIT",
+    "UNION ALL",
+    "JOIN",
+    "USING",
+    "OVER (PARTITION BY catalog_name)",
+    "count(*)",
+    "sum(",
+    "avg(",
+    "information_schema.catalog_meta_cache_statistics",
+    "catalogs",
+    "tables",
+    "columns",
+    "catalog_name",
+    "max_weight",
+    "(",
+    ")",
+    "((((((((((",
+    "))))))))))",
+    "'",
+    "\"",
+    "`",
+    "=",
+    ",",
+    ";",
+    ".",
+    "--",
+    "/*",
+    "*/",
+    "\\",
+    "NULL",
+    "@@version",
+    "@@",
+    "'type'",
+    "'hms'",
+    "'iceberg'",
+    "'meta.cache.max-weight'",
+    "'4GB'",
+    "'1.5GB'",
+    "'0'",
+    "'-1'",
+    "'8EB'",
+    "'10%'",
+    "'meta.cache.hive.file.max-weight'",
+    "'external_meta_cache_max_weight'",
+    "c",
+    "fuzz_cat",
+    "`weird name`",
+    "1",
+    "-1",
+    "99999999999999999999999",
+    "1e308",
+    "0x41",
+    "\u{0}",
+    "\u{202e}",
+    "é",
+    "日本",
+    "🦀",
+    "\t",
+    "\n",
+    "USE",
+    "SWITCH",
+    "DESC",
+    "EXPLAIN",
+    "WITH t AS (SELECT 1)",
+    "VALUES (1)",
+    "CAST(",
+    "AS",
+    "BIGINT",
+    "CASE WHEN",
+    "THEN",
+    "END",
+    "IN",
+    "BETWEEN",
+];
+
+fn statement(rng: &mut StdRng) -> String {
+    let mut sql = String::new();
+    for _ in 0..rng.random_range(1..16) {
+        sql.push_str(FRAGMENTS[rng.random_range(0..FRAGMENTS.len())]);
+        sql.push(' ');
+    }
+    if rng.random_bool(0.3) {
+        let cut = rng.random_range(0..=sql.len());
+        let cut = (0..=cut)
+            .rev()
+            .find(|&i| sql.is_char_boundary(i))
+            .unwrap_or(0);
+        sql.truncate(cut);
+    }
+    if rng.random_bool(0.05) {
+        sql = "(".repeat(rng.random_range(100..5000)) + "SELECT 1";
+    }
+    sql
+}
+
+fn raw(addr: &str, bytes: &[u8]) {
+    if let Ok(mut stream) = TcpStream::connect(addr) {
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(30)));
+        let _ = stream.write_all(bytes);
+        let mut sink = [0u8; 4096];
+        let _ = stream.read(&mut sink);
+    }
+}
+
+/// A MySQL packet: 3-byte length, sequence number, payload.
+fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len() as u32;
+    let mut p = vec![len as u8, (len >> 8) as u8, (len >> 16) as u8, seq];
+    p.extend_from_slice(payload);
+    p
+}
+
+/// Logs in as root without a password over a raw socket, then sends `after`.
+fn raw_mysql_session(addr: &str, after: &[u8]) {
+    let Ok(mut stream) = TcpStream::connect(addr) else {
+        return;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(50)));
+    let mut greeting = [0u8; 1024];
+    if stream.read(&mut greeting).is_err() {
+        return;
+    }
+    // CLIENT_LONG_PASSWORD | CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH
+    let caps: u32 = 0x1 | 0x200 | 0x8000 | 0x80000;
+    let mut response = Vec::new();
+    response.extend_from_slice(&caps.to_le_bytes());
+    response.extend_from_slice(&(16u32 << 20).to_le_bytes());
+    response.push(45);
+    response.extend_from_slice(&[0u8; 23]);
+    response.extend_from_slice(b"root\0");
+    response.push(0);
+    response.extend_from_slice(b"mysql_native_password\0");
+    let _ = stream.write_all(&packet(1, &response));
+    let mut ok = [0u8; 1024];
+    let _ = stream.read(&mut ok);
+    let _ = stream.write_all(after);
+    let mut sink = [0u8; 65536];
+    let _ = stream.read(&mut sink);
+}
+
+#[test]
+fn random_sql_and_bytes_never_take_the_server_down() {
+    let seed: u64 = std::env::var("METACACHE_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::rng().random());
+    eprintln!("front-end fuzz seed {seed} (METACACHE_FUZZ_SEED to replay)");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (_tmp, data) = data_dir();
+    let mut server = Server::start(&data, &[]);
+    let mysql_addr = format!("127.0.0.1:{}", server.mysql_port);
+    let http_addr = server.http.trim_start_matches("http://").to_owned();
+
+    // SQL over HTTP: every answer is JSON with a client-error or success status.
+    for _ in 0..400 {
+        let sql = statement(&mut rng);
+        let (status, body) = server.http("POST", "/api/v1/sql", Some(sql.as_bytes()), None);
+        assert!(
+            matches!(status, 200 | 400 | 404 | 409),
+            "{sql:?} → {status} {body}"
+        );
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&body).is_ok(),
+            "{sql:?} → {body}"
+        );
+    }
+    // SQL over the MySQL protocol with the real client.
+    for _ in 0..40 {
+        let sql = statement(&mut rng).replace('\0', "");
+        let reply = server.mysql(&sql);
+        assert!(
+            reply.ok || reply.err.contains("ERROR"),
+            "{sql:?}: {}",
+            reply.err
+        );
+    }
+    // Protocol bytes: garbage before the handshake, truncated and oversized packets, and
+    // random commands after a valid login.
+    for _ in 0..150 {
+        let len = rng.random_range(0..2048);
+        let junk: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        match rng.random_range(0..4) {
+            0 => raw(&mysql_addr, &junk),
+            1 => raw_mysql_session(&mysql_addr, &junk),
+            2 => {
+                let mut query = vec![0x03];
+                query.extend_from_slice(statement(&mut rng).as_bytes());
+                let mut p = packet(0, &query);
+                p.truncate(rng.random_range(0..=p.len()));
+                raw_mysql_session(&mysql_addr, &p);
+            }
+            _ => raw_mysql_session(&mysql_addr, &[0xff, 0xff, 0xff, 0x00, 0x03, b'S']),
+        }
+    }
+    // HTTP bytes: garbage, truncated requests, lying content lengths.
+    for _ in 0..100 {
+        let sql = statement(&mut rng);
+        let request = match rng.random_range(0..3) {
+            0 => (0..rng.random_range(0..1024)).map(|_| rng.random::<u8>()).collect::<Vec<u8>>(),
+            1 => {
+                let full = format!("POST /api/v1/sql HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{sql}", sql.len());
+                let cut = rng.random_range(0..=full.len());
+                full.as_bytes()[..cut].to_vec()
+            }
+            _ => format!("PUT /api/v1/catalogs/x/caches/e/n/k HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\nabc").into_bytes(),
+        };
+        raw(&http_addr, &request);
+    }
+    assert!(server.alive(), "the server is still running");
+    assert_eq!(
+        server.query("SELECT 1 AS one"),
+        "one\n1\n",
+        "and answers the next MySQL client"
+    );
+    assert_eq!(
+        server.http("GET", "/healthz", None, None),
+        (200, "ok\n".to_owned()),
+        "and the next HTTP client"
+    );
+    assert!(
+        !server.log_text().contains("panicked"),
+        "no panic:\n{}",
+        server.log_text()
+    );
+}

@@ -1,0 +1,323 @@
+//! The HTTP front end of the real binary: SQL as JSON, catalogs, engines, the look-aside
+//! caches with their admission outcome, metrics checked by promtool, auth and body limits.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::*;
+use serde_json::Value;
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn sql_over_http() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    let (status, body) = server.http(
+        "POST",
+        "/api/v1/sql",
+        Some(b"CREATE CATALOG c PROPERTIES ('type'='hms')"),
+        None,
+    );
+    assert_eq!(
+        (status, json(&body)),
+        (200, json(r#"{"affected": 1, "warnings": []}"#))
+    );
+    let (status, body) = server.http(
+        "POST",
+        "/api/v1/sql",
+        Some(b"SELECT catalog_name, count(*) AS caches, max(ttl_second) AS ttl FROM catalog_meta_cache_statistics GROUP BY catalog_name"),
+        None,
+    );
+    assert_eq!(status, 200);
+    assert_eq!(
+        json(&body),
+        json(
+            r#"{"columns": [{"name": "catalog_name", "type": "STRING"}, {"name": "caches", "type": "BIGINT"}, {"name": "ttl", "type": "BIGINT"}], "rows": [["c", 19, 86400]]}"#
+        )
+    );
+    for (sql, status, code, message) in [
+        (
+            "SELEC 1",
+            400,
+            1064,
+            "Syntax error: Expected: CREATE, ALTER, DROP, SHOW or REFRESH CATALOG, ADMIN, SHOW, DESC, USE, SET or SELECT, found: SELEC at Line: 1, Column: 1",
+        ),
+        (
+            "CREATE CATALOG d PROPERTIES ('type'='hms', 'meta.cache.max-weight'='8EB')",
+            400,
+            1105,
+            "Invalid cache weight for 'meta.cache.max-weight': 8EB",
+        ),
+        ("DROP CATALOG nosuch", 404, 1049, "Unknown catalog 'nosuch'"),
+        (
+            "CREATE CATALOG c PROPERTIES ('type'='hms')",
+            409,
+            1007,
+            "Catalog 'c' already exists",
+        ),
+    ] {
+        let (got, body) = server.http("POST", "/api/v1/sql", Some(sql.as_bytes()), None);
+        assert_eq!(got, status, "{sql}: {body}");
+        assert_eq!(
+            json(&body),
+            serde_json::json!({"error": {"code": code, "message": message}}),
+            "{sql}"
+        );
+    }
+    let (status, _) = server.http("POST", "/api/v1/sql", Some(&[0xff, 0xfe, 0x00]), None);
+    assert_eq!(status, 400, "non-UTF-8 statements are refused");
+    assert_eq!(
+        server.http("GET", "/healthz", None, None),
+        (200, "ok\n".to_owned())
+    );
+}
+
+#[test]
+fn catalogs_as_json() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    let (status, body) = server.http(
+        "POST",
+        "/api/v1/catalogs",
+        Some(br#"{"name": "ice", "comment": "lake", "properties": {"type": "iceberg", "s3.secret_key": "hunter2", "meta.cache.max-weight": "2GB"}}"#),
+        None,
+    );
+    assert_eq!(status, 201, "{body}");
+    let created = json(&body);
+    assert_eq!(created["catalog"]["properties"]["s3.secret_key"], "*XXX");
+    assert_eq!(created["catalog"]["max_weight"], 2_i64 << 30);
+    let (status, body) = server.http(
+        "POST",
+        "/api/v1/catalogs",
+        Some(br#"{"name": "bad", "properties": {"type": "hms", "meta.cache.max-weight": "0"}}"#),
+        None,
+    );
+    assert_eq!(
+        (status, json(&body)["error"]["message"].clone()),
+        (400, Value::from("meta.cache.max-weight must be positive"))
+    );
+    let (status, body) = server.http("POST", "/api/v1/catalogs", Some(b"{not json"), None);
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = server.http(
+        "PATCH",
+        "/api/v1/catalogs/ice",
+        Some(br#"{"properties": {"meta.cache.iceberg.manifest.enable": "true"}}"#),
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        json(&body)["dropped_caches_of"],
+        serde_json::json!(["iceberg"])
+    );
+    let (_, list) = server.http("GET", "/api/v1/catalogs", None, None);
+    assert_eq!(json(&list)["catalogs"].as_array().map(Vec::len), Some(1));
+    assert!(!list.contains("hunter2"));
+    assert_eq!(
+        server
+            .http("POST", "/api/v1/catalogs/ice/refresh", None, None)
+            .0,
+        200
+    );
+    assert_eq!(
+        server.http("DELETE", "/api/v1/catalogs/ice", None, None).0,
+        204
+    );
+    assert_eq!(
+        server.http("GET", "/api/v1/catalogs/ice", None, None).0,
+        404
+    );
+    assert_eq!(
+        server.http("DELETE", "/api/v1/catalogs/ice", None, None).0,
+        404
+    );
+}
+
+const ENGINE: &str = r#"{
+    "catalog_types": ["feature_store"],
+    "entries": [{"token": "features", "defaults": {"enable": true, "ttl": {"seconds": 300}, "capacity": 100}}],
+    "caches": [{"entry_name": "fs-features", "source": {"entry": "features"}}]
+}"#;
+
+#[test]
+fn remote_engines_and_look_aside_caches() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    let (status, body) = server.http(
+        "PUT",
+        "/api/v1/engines/feature_store",
+        Some(ENGINE.as_bytes()),
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        server
+            .http("PUT", "/api/v1/engines/hive", Some(ENGINE.as_bytes()), None)
+            .0,
+        400,
+        "built-ins stay"
+    );
+    server.query("CREATE CATALOG fs PROPERTIES ('type'='feature_store', 'meta.cache.feature_store.features.max-weight'='4KB')");
+    let base = "/api/v1/catalogs/fs/caches/feature_store/fs-features";
+    let (status, body) = server.http(
+        "PUT",
+        &format!("{base}/user%2F42"),
+        Some(&[7u8; 1000]),
+        None,
+    );
+    assert_eq!(
+        (status, json(&body)),
+        (200, json(r#"{"retained": true, "charge": 1512}"#))
+    );
+    let (status, body) = server.http("GET", &format!("{base}/user%2F42"), None, None);
+    assert_eq!((status, body.len()), (200, 1000));
+    let (status, body) = server.http("PUT", &format!("{base}/big"), Some(&[1u8; 5000]), None);
+    assert_eq!(
+        (status, json(&body)),
+        (
+            200,
+            json(r#"{"retained": false, "reason": "entry_too_large"}"#)
+        )
+    );
+    assert_eq!(
+        server.http("GET", &format!("{base}/big"), None, None).0,
+        404
+    );
+    assert_eq!(
+        server.query("SELECT entry_name, estimated_size, estimated_weight, weight_reject_count, last_weight_reject_reason FROM catalog_meta_cache_statistics WHERE engine_name = 'feature_store'"),
+        "entry_name\testimated_size\testimated_weight\tweight_reject_count\tlast_weight_reject_reason\nfs-features\t1\t1512\t1\tentry_too_large\n"
+    );
+    let (status, body) = server.http("DELETE", &format!("{base}/user%2F42"), None, None);
+    assert_eq!((status, json(&body)), (200, json(r#"{"removed": true}"#)));
+    assert_eq!(
+        server
+            .http("GET", &format!("{base}/user%2F42"), None, None)
+            .0,
+        404
+    );
+    assert_eq!(
+        server
+            .http(
+                "GET",
+                "/api/v1/catalogs/fs/caches/feature_store/nosuch/k",
+                None,
+                None
+            )
+            .0,
+        404
+    );
+    assert_eq!(
+        server
+            .http(
+                "GET",
+                "/api/v1/catalogs/nosuch/caches/feature_store/fs-features/k",
+                None,
+                None
+            )
+            .0,
+        404
+    );
+    // The engine survives a restart, and so does its catalog.
+    server.stop();
+    let server = Server::start(&data, &[]);
+    let (status, body) = server.http("GET", "/api/v1/engines/feature_store", None, None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        server.query(
+            "SELECT count(*) AS n FROM catalog_meta_cache_statistics WHERE catalog_name = 'fs'"
+        ),
+        "n\n2\n"
+    );
+}
+
+#[test]
+fn metrics_pass_promtool() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    server
+        .query("CREATE CATALOG hive_prod PROPERTIES ('type'='hms', 'meta.cache.max-weight'='1GB')");
+    server.query("ADMIN SET FRONTEND CONFIG ('external_meta_cache_max_weight' = '2GB')");
+    let (status, text) = server.http("GET", "/metrics", None, None);
+    assert_eq!(status, 200);
+    for series in [
+        "metacache_cache_requests_total{catalog=\"hive_prod\",engine=\"hive\",entry=\"hive-file\"} 0",
+        "metacache_cache_max_weight_bytes{catalog=\"hive_prod\",engine=\"hive\",entry=\"hive-file\"} 1073741824",
+        "metacache_node_max_weight_bytes 2147483648",
+        "metacache_catalog_estimated_weight_bytes{catalog=\"hive_prod\"} 0",
+    ] {
+        assert!(text.contains(series), "{series} in\n{text}");
+    }
+    assert!(text.contains("metacache_process_resident_memory_bytes "));
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool: run `make test-deps` (scripts/test-deps.sh) first");
+    promtool
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write");
+    let output = promtool.wait_with_output().expect("promtool");
+    let complaints = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success() && complaints.trim().is_empty(),
+        "promtool: {complaints}"
+    );
+}
+
+#[test]
+fn bearer_token_and_body_limit() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(
+        &data,
+        &[
+            ("METACACHE_HTTP_TOKEN", "t0ken"),
+            ("METACACHE_HTTP_BODY_LIMIT", "1KB"),
+        ],
+    );
+    assert_eq!(
+        server.http("GET", "/healthz", None, None).0,
+        200,
+        "health needs no token"
+    );
+    let (status, body) = server.http("GET", "/metrics", None, None);
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(server.http("GET", "/metrics", None, Some("wrong")).0, 401);
+    assert_eq!(server.http("GET", "/metrics", None, Some("t0ken")).0, 200);
+    assert_eq!(
+        server
+            .http("POST", "/api/v1/sql", Some(b"SELECT 1"), None)
+            .0,
+        401
+    );
+    assert_eq!(
+        server
+            .http("POST", "/api/v1/sql", Some(b"SELECT 1"), Some("t0ken"))
+            .0,
+        200
+    );
+    let big = format!("SELECT '{}'", "x".repeat(2048));
+    assert_eq!(
+        server
+            .http("POST", "/api/v1/sql", Some(big.as_bytes()), Some("t0ken"))
+            .0,
+        413
+    );
+    assert!(
+        server
+            .query("ADMIN SHOW FRONTEND CONFIG LIKE 'http_token'")
+            .contains("http_token\t*XXX")
+    );
+}
