@@ -242,7 +242,7 @@ fn random_sql_and_bytes_never_take_the_server_down() {
                 let cut = rng.random_range(0..=full.len());
                 full.as_bytes()[..cut].to_vec()
             }
-            _ => format!("PUT /api/v1/catalogs/x/caches/e/n/k HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\nabc").into_bytes(),
+            _ => b"PUT /api/v1/catalogs/x/caches/e/n/k HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\nabc".to_vec(),
         };
         raw(&http_addr, &request);
     }
