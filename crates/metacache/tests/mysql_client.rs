@@ -212,14 +212,22 @@ fn the_troubleshooting_queries_run_as_printed() {
     let server = Server::start(&data, &[]);
     server
         .query("CREATE CATALOG hive_prod PROPERTIES ('type'='hms', 'meta.cache.max-weight'='4GB')");
-    let node = server.query(
-        "SELECT fe_host, SUM(estimated_weight) AS estimated_weight, SUM(weight_reject_count) AS weight_reject_count \
-         FROM information_schema.catalog_meta_cache_statistics WHERE max_weight >= 0 GROUP BY fe_host ORDER BY fe_host",
-    );
-    assert!(
-        node.starts_with("fe_host\testimated_weight\tweight_reject_count\n"),
-        "{node}"
-    );
+    server.query("ADMIN SET FRONTEND CONFIG ('external_meta_cache_max_weight' = '8GB')");
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/troubleshooting.md"
+    ))
+    .expect("the page");
+    let blocks: Vec<&str> = page
+        .split("```sql\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .collect();
+    assert!(blocks.len() >= 6, "{} blocks", blocks.len());
+    for sql in blocks {
+        // `query` fails the test if the statement fails; an empty result is fine.
+        server.query(sql);
+    }
     let catalogs = server.query(
         "SELECT fe_host, catalog_name, SUM(estimated_weight) AS estimated_weight, SUM(weight_reject_count) AS weight_reject_count \
          FROM information_schema.catalog_meta_cache_statistics WHERE max_weight >= 0 GROUP BY fe_host, catalog_name ORDER BY estimated_weight DESC",
