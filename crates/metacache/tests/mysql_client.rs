@@ -263,3 +263,24 @@ fn users_and_passwords_from_the_config() {
     );
     assert!(config.out.contains("auth_users\t*XXX"), "{}", config.out);
 }
+
+#[test]
+fn many_clients_at_once() {
+    let (_tmp, data) = data_dir();
+    let server = std::sync::Arc::new(Server::start(&data, &[]));
+    server.query("CREATE CATALOG c PROPERTIES ('type'='hms')");
+    let clients: Vec<_> = (0..32)
+        .map(|i| {
+            let server = std::sync::Arc::clone(&server);
+            std::thread::spawn(move || {
+                if i % 4 == 0 {
+                    server.query(&format!("ALTER CATALOG c SET PROPERTIES ('meta.cache.hive.file.ttl-second' = '{}')", 60 + i));
+                }
+                server.query("SELECT count(*) AS n FROM catalog_meta_cache_statistics WHERE catalog_name = 'c'")
+            })
+        })
+        .collect();
+    for client in clients {
+        assert_eq!(client.join().expect("client"), "n\n19\n");
+    }
+}

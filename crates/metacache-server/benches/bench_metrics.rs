@@ -1,0 +1,155 @@
+//! `/metrics` over 100 catalogs × 20 caches (22 families × 2,000 series + node and catalog
+//! gauges), against the peer measured in the same run: the `prometheus` crate's own registry
+//! of `IntCounterVec`/`GaugeVec` holding the same series, gathered and encoded — what a service
+//! that mirrors its counters into the registry pays per scrape.
+//!
+//! Besides criterion's means, prints p50/p99 over 300 renders (§10's target is a p99).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use metacache_cache::ManagedCache;
+use metacache_catalog::memory::{MemorySource, NodeMemory};
+use metacache_catalog::{CatalogManager, CreateCatalog, ManagerOptions, MemoryStore, Properties};
+use metacache_server::lookaside::Blob;
+use prometheus::{Encoder, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
+
+const CATALOGS: usize = 100;
+const CACHES: usize = 19;
+
+fn node() -> Arc<CatalogManager> {
+    let mut options = ManagerOptions::new(Arc::new(MemoryStore::new()));
+    options.node_memory = Some(NodeMemory {
+        bytes: 16 << 30,
+        source: MemorySource::Configured,
+    });
+    let manager = Arc::new(CatalogManager::open(options).expect("manager"));
+    let caches: Vec<String> = (0..CACHES)
+        .map(|i| format!(r#"{{"entry_name": "bench-{i}", "source": {{"entry": "e{i}"}}}}"#))
+        .collect();
+    let entries: Vec<String> = (0..CACHES)
+        .map(|i| format!(r#"{{"token": "e{i}", "defaults": {{"enable": true, "ttl": {{"seconds": 3600}}, "capacity": 1000}}}}"#))
+        .collect();
+    let json = format!(
+        r#"{{"name": "bench", "catalog_types": ["bench"], "entries": [{}], "caches": [{}]}}"#,
+        entries.join(","),
+        caches.join(",")
+    );
+    manager
+        .define_engine(serde_json::from_str(&json).expect("json"))
+        .expect("engine");
+    for c in 0..CATALOGS {
+        let name = format!("catalog_{c:03}");
+        manager
+            .create_catalog(CreateCatalog {
+                name: name.clone(),
+                properties: Properties::from_pairs([("type", "bench")]),
+                ..CreateCatalog::default()
+            })
+            .expect("catalog");
+        let catalog = manager.catalog(&name).expect("catalog");
+        for i in 0..CACHES {
+            let cache: ManagedCache<String, Blob> = catalog
+                .cache_by_name("bench", &format!("bench-{i}"))
+                .expect("declared")
+                .expect("built");
+            cache.insert("k".to_owned(), Blob(vec![0u8; 100].into()));
+            cache.get("k");
+        }
+    }
+    manager
+}
+
+/// The peer: the same series in a `prometheus::Registry`.
+fn registry_peer(manager: &CatalogManager) -> Registry {
+    let registry = Registry::new();
+    let labels = ["catalog", "engine", "entry"];
+    let rows = manager.cache_rows();
+    for f in 0..22 {
+        if f % 2 == 0 {
+            let vec = IntCounterVec::new(
+                Opts::new(format!("peer_counter_{f}_total"), "peer"),
+                &labels,
+            )
+            .expect("vec");
+            for row in &rows {
+                vec.with_label_values(&[
+                    row.catalog.as_str(),
+                    row.engine.as_str(),
+                    row.stats.entry_name.as_str(),
+                ])
+                .inc_by(row.stats.request_count);
+            }
+            registry.register(Box::new(vec)).expect("register");
+        } else {
+            let vec = GaugeVec::new(Opts::new(format!("peer_gauge_{f}_bytes"), "peer"), &labels)
+                .expect("vec");
+            for row in &rows {
+                vec.with_label_values(&[
+                    row.catalog.as_str(),
+                    row.engine.as_str(),
+                    row.stats.entry_name.as_str(),
+                ])
+                .set(row.stats.estimated_weight as f64);
+            }
+            registry.register(Box::new(vec)).expect("register");
+        }
+    }
+    registry
+}
+
+fn encode(registry: &Registry) -> Vec<u8> {
+    let mut out = Vec::new();
+    TextEncoder::new()
+        .encode(&registry.gather(), &mut out)
+        .expect("encode");
+    out
+}
+
+fn percentiles(mut f: impl FnMut()) -> (Duration, Duration) {
+    let mut samples: Vec<Duration> = (0..300)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    samples.sort();
+    (samples[150], samples[297])
+}
+
+fn main() {
+    let manager = node();
+    let peer = registry_peer(&manager);
+    let text = metacache_server::metrics::render(&manager);
+    let series = text.lines().filter(|l| !l.starts_with('#')).count();
+    let peer_series = String::from_utf8_lossy(&encode(&peer))
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .count();
+
+    let mut criterion = Criterion::default().configure_from_args();
+    let mut group = criterion.benchmark_group("metrics_100x20");
+    group.bench_function("prometheus_registry_gather_encode (peer)", |b| {
+        b.iter(|| encode(&peer))
+    });
+    group.bench_function("metacache_render", |b| {
+        b.iter(|| metacache_server::metrics::render(&manager))
+    });
+    group.finish();
+    criterion.final_summary();
+
+    let (peer50, peer99) = percentiles(|| {
+        encode(&peer);
+    });
+    let (ours50, ours99) = percentiles(|| {
+        metacache_server::metrics::render(&manager);
+    });
+    eprintln!("/metrics: {series} series (peer registry: {peer_series}), 300 renders each:");
+    eprintln!("  prometheus registry (peer)  p50 {peer50:>10.2?}  p99 {peer99:>10.2?}");
+    eprintln!(
+        "  metacache render            p50 {ours50:>10.2?}  p99 {ours99:>10.2?}  = {:.2}× the peer per series at p50",
+        (ours50.as_secs_f64() / series as f64) / (peer50.as_secs_f64() / peer_series as f64)
+    );
+}
