@@ -31,7 +31,7 @@ fmt-check: ## Fail on unformatted code
 lint: ## Clippy on every target, warnings are errors
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
-BENCH_CRATES := -p metacache-cache -p metacache-sql -p metacache-server
+BENCH_CRATES := -p metacache-cache -p metacache-catalog -p metacache-sql -p metacache-server
 
 bench: ## Criterion benchmarks and the governance run (see docs/benchmarks.md)
 	$(CARGO) bench $(BENCH_CRATES) --benches --locked

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, RandomState};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
 use parking_lot::Mutex;
 use tokio::sync::watch;
@@ -17,8 +18,16 @@ use crate::{Cached, Error};
 
 /// The outcome of one load, as every waiter sees it.
 pub(crate) type Outcome<V> = Result<Cached<V>, Error>;
-type Sender<V> = Arc<watch::Sender<Option<Outcome<V>>>>;
 type Channel<V> = watch::Receiver<Option<Outcome<V>>>;
+
+/// One load in flight: its channel, and whether an invalidation of its key happened since it
+/// started (then its value answers its callers but is never stored).
+pub(crate) struct Flight<V> {
+    sender: watch::Sender<Option<Outcome<V>>>,
+    fenced: AtomicBool,
+}
+
+type Sender<V> = Arc<Flight<V>>;
 
 const SHARDS: usize = 16;
 
@@ -55,10 +64,13 @@ impl<K: Hash + Eq + Clone, V> Flights<K, V> {
     /// Joins the flight of `key`, or starts one.
     pub(crate) fn join(&self, key: &K) -> Role<'_, K, V> {
         let mut shard = self.shard(key).lock();
-        if let Some(sender) = shard.get(key) {
-            return Role::Follower(sender.subscribe());
+        if let Some(flight) = shard.get(key) {
+            return Role::Follower(flight.sender.subscribe());
         }
-        let sender = Arc::new(watch::channel(None).0);
+        let sender = Arc::new(Flight {
+            sender: watch::channel(None).0,
+            fenced: AtomicBool::new(false),
+        });
         shard.insert(key.clone(), Arc::clone(&sender));
         Role::Leader(Leader {
             flights: self,
@@ -72,15 +84,38 @@ impl<K: Hash + Eq + Clone, V> Flights<K, V> {
         self.shard(key)
             .lock()
             .get(key)
-            .map_or(0, |s| s.receiver_count())
+            .map_or(0, |s| s.sender.receiver_count())
+    }
+
+    /// Fences the load of `key` in flight, if any.
+    pub(crate) fn fence(&self, key: &K) {
+        if let Some(flight) = self.shard(key).lock().get(key) {
+            flight.fenced.store(true, SeqCst);
+        }
+    }
+
+    /// Fences every load in flight whose key matches.
+    pub(crate) fn fence_if(&self, predicate: impl Fn(&K) -> bool) {
+        for shard in &self.shards {
+            for (key, flight) in shard.lock().iter() {
+                if predicate(key) {
+                    flight.fenced.store(true, SeqCst);
+                }
+            }
+        }
     }
 }
 
 impl<K: Hash + Eq + Clone, V> Leader<'_, K, V> {
     /// Publishes the outcome to every waiter and ends the flight.
     pub(crate) fn complete(mut self, outcome: Outcome<V>) {
-        self.sender.send_replace(Some(outcome));
+        self.sender.sender.send_replace(Some(outcome));
         self.finish();
+    }
+
+    /// Whether its key was invalidated since the flight started.
+    pub(crate) fn is_fenced(&self) -> bool {
+        self.sender.fenced.load(SeqCst)
     }
 
     /// Removes the flight from the map; once the leader's handle is gone too, the channel closes

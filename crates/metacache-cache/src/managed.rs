@@ -188,7 +188,7 @@ where
             return Ok(hit);
         }
         let outcome = match inner.timed_load(load).await {
-            Ok(value) => Ok(inner.admit(key, value, generation).0),
+            Ok(value) => Ok(inner.admit(key, value, generation, || leader.is_fenced()).0),
             Err(error) => Err(error),
         };
         leader.complete(outcome.clone());
@@ -199,16 +199,16 @@ where
     /// through the ledger, replacing any value of `key`.
     pub fn insert(&self, key: K, value: V) -> Admission {
         let generation = self.inner.generation.load(SeqCst);
-        self.inner.admit(key, value, generation).1
+        self.inner.admit(key, value, generation, || false).1
     }
 
-    /// Removes `key`; loads in flight of this cache no longer populate it. Returns whether a
-    /// value was removed.
-    pub fn invalidate<Q>(&self, key: &Q) -> bool
-    where
-        Q: Hash + Equivalent<K> + ?Sized,
-    {
-        self.inner.new_generation();
+    /// Removes `key`; a load of `key` in flight no longer populates the cache (loads of other
+    /// keys are not affected). Returns whether a value was removed.
+    pub fn invalidate(&self, key: &K) -> bool {
+        {
+            let _fence = self.inner.fence.write();
+            self.inner.flights.fence(key);
+        }
         match self.inner.map.remove(key) {
             Some((_, value)) => {
                 self.inner.release_invalidated(&value);
@@ -225,6 +225,27 @@ where
         let removed = AtomicU64::new(0);
         self.inner.map.retain(|key, value| {
             if predicate(key, value) {
+                self.inner.release_invalidated(value);
+                removed.fetch_add(1, SeqCst);
+                false
+            } else {
+                true
+            }
+        });
+        removed.into_inner()
+    }
+
+    /// Removes every value whose key matches; loads of matching keys in flight no longer
+    /// populate the cache, loads of other keys are not affected (REFRESH TABLE / DATABASE).
+    /// Returns how many values were removed.
+    pub fn invalidate_keys_if(&self, predicate: impl Fn(&K) -> bool) -> u64 {
+        {
+            let _fence = self.inner.fence.write();
+            self.inner.flights.fence_if(&predicate);
+        }
+        let removed = AtomicU64::new(0);
+        self.inner.map.retain(|key, value| {
+            if predicate(key) {
                 self.inner.release_invalidated(value);
                 removed.fetch_add(1, SeqCst);
                 false
@@ -375,8 +396,15 @@ where
         Ok(Cached::new(value, NEVER))
     }
 
-    /// Admission (§3) of a value loaded under `generation`.
-    fn admit(&self, key: K, value: V, generation: u64) -> (Cached<V>, Admission) {
+    /// Admission (§3) of a value loaded under `generation`; `fenced` says whether its own key
+    /// was invalidated since the load started.
+    fn admit(
+        &self,
+        key: K,
+        value: V,
+        generation: u64,
+        fenced: impl Fn() -> bool,
+    ) -> (Cached<V>, Admission) {
         let value = Cached::new(value, self.deadline_from(self.clock.now_nanos()));
         if !self.enabled {
             return (value, Admission::Disabled);
@@ -387,7 +415,7 @@ where
             Err(rejection) => return self.rejected(value, rejection),
         };
         let _fence = self.fence.read();
-        if self.generation.load(SeqCst) != generation || self.retired.load(SeqCst) {
+        if self.generation.load(SeqCst) != generation || self.retired.load(SeqCst) || fenced() {
             return (value, Admission::Fenced);
         }
         match self.store(key, &value, charge) {

@@ -15,8 +15,8 @@ async fn invalidation_removes_and_releases() {
     for key in ["db1.t1", "db1.t2", "db2.t1", "db2.t2"] {
         load_blob(&cache, key, 100).await;
     }
-    assert!(cache.invalidate("db1.t1"));
-    assert!(!cache.invalidate("db1.t1"));
+    assert!(cache.invalidate(&"db1.t1".to_owned()));
+    assert!(!cache.invalidate(&"db1.t1".to_owned()));
     assert_eq!(cache.invalidate_if(|key, _| key.starts_with("db2.")), 2);
     assert_eq!(cache.len(), 1);
     assert_eq!(cache.budget().used(), charge(100));
@@ -37,19 +37,23 @@ async fn fenced_by(invalidate: impl FnOnce(&metacache_cache::ManagedCache<String
     let catalog = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
     let release = Arc::new(Notify::new());
+    let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let loading = {
         let cache = cache.clone();
         let release = Arc::clone(&release);
+        let started = Arc::clone(&started);
         tokio::spawn(async move {
             cache
                 .get_or_load("t".to_owned(), || async move {
+                    started.store(true, std::sync::atomic::Ordering::SeqCst);
                     release.notified().await;
                     Ok::<_, std::io::Error>(Blob(1))
                 })
                 .await
         })
     };
-    while cache.stats().miss_count < 1 {
+    // The source is being read: whatever it returns predates the invalidation below.
+    while !started.load(std::sync::atomic::Ordering::SeqCst) {
         tokio::task::yield_now().await;
     }
     invalidate(&cache);
@@ -80,7 +84,7 @@ async fn loads_in_flight_do_not_populate_after_invalidate_all() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn loads_in_flight_do_not_populate_after_invalidating_their_key() {
     fenced_by(|c| {
-        c.invalidate("t");
+        c.invalidate(&"t".to_owned());
     })
     .await;
 }
@@ -94,18 +98,80 @@ async fn loads_in_flight_do_not_populate_after_a_predicate_invalidation() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loads_in_flight_do_not_populate_after_a_key_predicate_invalidation() {
+    fenced_by(|c| {
+        c.invalidate_keys_if(|k| k == "t");
+    })
+    .await;
+}
+
+/// Invalidating other keys leaves a load in flight alone: it is cached when it lands.
+async fn not_fenced_by(invalidate: impl FnOnce(&metacache_cache::ManagedCache<String, Blob>)) {
+    let node = node(None);
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
+    load_blob(&cache, "other", 5).await;
+    let release = Arc::new(Notify::new());
+    let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let loading = {
+        let cache = cache.clone();
+        let release = Arc::clone(&release);
+        let started = Arc::clone(&started);
+        tokio::spawn(async move {
+            cache
+                .get_or_load("t".to_owned(), || async move {
+                    started.store(true, std::sync::atomic::Ordering::SeqCst);
+                    release.notified().await;
+                    Ok::<_, std::io::Error>(Blob(1))
+                })
+                .await
+        })
+    };
+    while !started.load(std::sync::atomic::Ordering::SeqCst) {
+        tokio::task::yield_now().await;
+    }
+    invalidate(&cache);
+    release.notify_one();
+    loading.await.expect("task").expect("load");
+    assert!(
+        cache.get("t").is_some(),
+        "an unrelated invalidation does not fence the load"
+    );
+    assert!(cache.get("other").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalidating_another_key_does_not_fence_a_load() {
+    not_fenced_by(|c| {
+        assert!(c.invalidate(&"other".to_owned()));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_predicate_for_other_keys_does_not_fence_a_load() {
+    not_fenced_by(|c| {
+        assert_eq!(c.invalidate_keys_if(|k| k == "other"), 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retired_cache_releases_everything_and_never_stores_again() {
     let node = node(None);
     let catalog = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
     let held = load_blob(&cache, "kept-by-caller", 10).await;
     let release = Arc::new(Notify::new());
+    let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let loading = {
         let cache = cache.clone();
         let release = Arc::clone(&release);
+        let started = Arc::clone(&started);
         tokio::spawn(async move {
             cache
                 .get_or_load("t".to_owned(), || async move {
+                    started.store(true, std::sync::atomic::Ordering::SeqCst);
                     release.notified().await;
                     Ok::<_, std::io::Error>(Blob(1))
                 })

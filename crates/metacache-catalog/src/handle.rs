@@ -36,11 +36,13 @@ where
     }
 
     fn invalidate_database(&self, database: &str) -> u64 {
-        self.invalidate_if(|key, _| key.database() == Some(database))
+        self.invalidate_keys_if(|key| key.database() == Some(database))
     }
 
     fn invalidate_table(&self, database: &str, table: &str) -> u64 {
-        self.invalidate_if(|key, _| key.database() == Some(database) && key.table() == Some(table))
+        self.invalidate_keys_if(|key| {
+            key.database() == Some(database) && key.table() == Some(table)
+        })
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -284,12 +284,15 @@ async fn drop_releases_every_byte_and_fails_later_use() {
 /// Starts a load of `db.t` in `cache` that waits for the returned notify.
 async fn load_in_flight(cache: &Cache) -> (tokio::task::JoinHandle<Cached<Blob>>, Arc<Notify>) {
     let release = Arc::new(Notify::new());
+    let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let task = {
         let cache = cache.clone();
         let release = Arc::clone(&release);
+        let started = Arc::clone(&started);
         tokio::spawn(async move {
             cache
                 .get_or_load(TableKey::new("db", "t"), || async move {
+                    started.store(true, std::sync::atomic::Ordering::SeqCst);
                     release.notified().await;
                     Ok::<_, std::io::Error>(Blob(4000))
                 })
@@ -297,7 +300,8 @@ async fn load_in_flight(cache: &Cache) -> (tokio::task::JoinHandle<Cached<Blob>>
                 .expect("load")
         })
     };
-    while cache.stats().miss_count < 1 {
+    // The source is being read: what it returns predates the operation that follows.
+    while !started.load(std::sync::atomic::Ordering::SeqCst) {
         tokio::task::yield_now().await;
     }
     (task, release)
@@ -306,7 +310,7 @@ async fn load_in_flight(cache: &Cache) -> (tokio::task::JoinHandle<Cached<Blob>>
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn loads_in_flight_never_populate_after_alter_refresh_or_drop() {
     type Operation = fn(&metacache_catalog::CatalogManager);
-    let operations: [(&str, Operation); 4] = [
+    let operations: [(&str, Operation); 5] = [
         ("alter", |m| {
             m.alter_catalog("c", props(&[("meta.cache.hive.file.ttl-second", "60")]))
                 .expect("alter");
@@ -316,6 +320,9 @@ async fn loads_in_flight_never_populate_after_alter_refresh_or_drop() {
         }),
         ("refresh table", |m| {
             m.refresh_table("c", "db", "t").expect("refresh");
+        }),
+        ("refresh database", |m| {
+            m.refresh_database("c", "db").expect("refresh");
         }),
         ("drop", |m| {
             m.drop_catalog("c", false).expect("drop");
@@ -346,6 +353,23 @@ async fn loads_in_flight_never_populate_after_alter_refresh_or_drop() {
         }
         assert_eq!(catalog.budget().used(), 0, "{what}: nothing charged");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refreshing_another_table_leaves_a_load_in_flight_alone() {
+    let (manager, _) = manager();
+    create(&manager, "c", &[("type", "hms")]).expect("created");
+    let catalog = manager.catalog("c").expect("c");
+    let file = cache(&catalog, FILE);
+    let (task, release) = load_in_flight(&file).await;
+    manager.refresh_table("c", "db", "other").expect("refresh");
+    manager.refresh_database("c", "other_db").expect("refresh");
+    release.notify_one();
+    task.await.expect("task");
+    assert!(
+        file.get(&TableKey::new("db", "t")).is_some(),
+        "db.t was loaded and cached"
+    );
 }
 
 #[tokio::test]
