@@ -35,7 +35,9 @@ ours="http://$http/api/v1/catalogs/bench/caches/bench/bench-blobs/key"
 
 # nginx on a free port, serving the same bytes
 mkdir -p "$work/html"
+chmod 755 "$work"  # nginx workers run as an unprivileged user
 cp "$work/value" "$work/html/key"
+chmod 755 "$work/html"; chmod 644 "$work/html/key"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat > "$work/nginx.conf" <<CONF
 worker_processes auto;

@@ -100,12 +100,40 @@ struct Group {
     budget: Arc<Budget>,
 }
 
+/// A cache the catalog has, resolved once per definition (not per lookup or per statistics row).
+struct Planned {
+    engine: Arc<EngineDef>,
+    cache: ResolvedCache,
+    /// The entry token's `max-weight`, if set.
+    entry_limit: Option<u64>,
+}
+
 struct State {
     def: CatalogDef,
     dropped: bool,
     engines: Vec<Arc<EngineDef>>,
+    /// Every cache the catalog has (rule-suppressed ones excluded), in row order.
+    planned: Vec<Planned>,
     built: Vec<Built>,
     groups: Vec<Group>,
+}
+
+fn plan(engines: &[Arc<EngineDef>], properties: &Properties) -> Vec<Planned> {
+    engines
+        .iter()
+        .flat_map(|engine| {
+            resolve(engine, properties.map())
+                .into_iter()
+                .map(move |cache| Planned {
+                    entry_limit: cache
+                        .def
+                        .token()
+                        .and_then(|token| entry_limit(properties, engine.config_engine(), token)),
+                    engine: Arc::clone(engine),
+                    cache,
+                })
+        })
+        .collect()
 }
 
 /// A catalog and its caches. Shared as `Arc<Catalog>`; ALTER changes it in place.
@@ -124,6 +152,7 @@ impl Catalog {
     ) -> Self {
         let budget = governor.catalog_budget(&def.name, catalog_limit(&def.properties));
         let engines = registry.for_catalog_type(&def.catalog_type());
+        let planned = plan(&engines, &def.properties);
         Self {
             name: def.name.clone(),
             budget,
@@ -132,6 +161,7 @@ impl Catalog {
                 def,
                 dropped: false,
                 engines,
+                planned,
                 built: Vec::new(),
                 groups: Vec::new(),
             }),
@@ -220,10 +250,12 @@ impl Catalog {
             .cloned()
             .ok_or_else(unknown)?;
         engine_def.cache(entry_name).ok_or_else(unknown)?;
-        let resolved = resolve(&engine_def, state.def.properties.map())
-            .into_iter()
-            .find(|r| r.def.entry_name == entry_name);
-        let Some(resolved) = resolved else {
+        let resolved = state
+            .planned
+            .iter()
+            .find(|p| p.engine.name == engine && p.cache.def.entry_name == entry_name)
+            .map(|p| (p.cache.clone(), p.entry_limit));
+        let Some((resolved, limit)) = resolved else {
             state.built.push(Built {
                 engine: engine.to_owned(),
                 entry_name: entry_name.to_owned(),
@@ -231,7 +263,7 @@ impl Catalog {
             });
             return Ok(None);
         };
-        let parent = self.parent_budget(&mut state, &engine_def, &resolved);
+        let parent = self.parent_budget(&mut state, &engine_def, &resolved, limit);
         let cache = ManagedCache::<K, V>::new(resolved.config, &self.governor, &parent);
         state.built.push(Built {
             engine: engine.to_owned(),
@@ -284,6 +316,7 @@ impl Catalog {
         state: &mut State,
         engine: &EngineDef,
         resolved: &ResolvedCache,
+        limit: Option<u64>,
     ) -> Arc<Budget> {
         let Some(token) = resolved.def.token() else {
             return Arc::clone(&self.budget);
@@ -295,7 +328,6 @@ impl Catalog {
         {
             return Arc::clone(&group.budget);
         }
-        let limit = entry_limit(&state.def.properties, engine.config_engine(), token);
         let name = format!("{}.{token}", engine.name);
         let budget = self.budget.child(Level::EntryGroup, &name, limit);
         state.groups.push(Group {
@@ -312,38 +344,30 @@ impl Catalog {
         if state.dropped {
             return Vec::new();
         }
-        let mut rows = Vec::new();
-        for engine in &state.engines {
-            for resolved in resolve(engine, state.def.properties.map()) {
-                let built = state
-                    .built
-                    .iter()
-                    .find(|b| b.engine == engine.name && b.entry_name == resolved.def.entry_name);
-                let stats = match built.and_then(|b| b.handle.as_ref()) {
-                    Some(handle) => handle.stats(),
-                    None => CacheStats::idle(
-                        &resolved.config,
-                        self.idle_max_weight(&state, engine, &resolved),
-                    ),
-                };
-                rows.push(CacheRow {
-                    catalog: self.name.clone(),
-                    engine: engine.name.clone(),
-                    built: built.is_some(),
-                    stats,
-                });
-            }
+        let mut rows = Vec::with_capacity(state.planned.len());
+        for planned in &state.planned {
+            let (engine, entry_name) = (&planned.engine.name, &planned.cache.def.entry_name);
+            let built = state
+                .built
+                .iter()
+                .find(|b| &b.engine == engine && &b.entry_name == entry_name);
+            let stats = match built.and_then(|b| b.handle.as_ref()) {
+                Some(handle) => handle.stats(),
+                None => CacheStats::idle(&planned.cache.config, self.idle_max_weight(planned)),
+            };
+            rows.push(CacheRow {
+                catalog: self.name.clone(),
+                engine: engine.clone(),
+                built: built.is_some(),
+                stats,
+            });
         }
         rows
     }
 
     /// MAX_WEIGHT of a cache not built yet: the smallest limit that would apply.
-    fn idle_max_weight(&self, state: &State, engine: &EngineDef, resolved: &ResolvedCache) -> i64 {
-        let entry = resolved
-            .def
-            .token()
-            .and_then(|token| entry_limit(&state.def.properties, engine.config_engine(), token));
-        let limit = [entry, self.budget.effective_limit()]
+    fn idle_max_weight(&self, planned: &Planned) -> i64 {
+        let limit = [planned.entry_limit, self.budget.effective_limit()]
             .into_iter()
             .flatten()
             .min();
@@ -391,6 +415,7 @@ impl Catalog {
         });
         state.groups.retain(|g| !covered(&g.engine));
         self.budget.set_limit(catalog_limit(&def.properties));
+        state.planned = plan(&state.engines, &def.properties);
         state.def = def;
     }
 
@@ -421,6 +446,7 @@ impl Catalog {
             false
         });
         state.groups.retain(|g| g.engine != name);
+        state.planned = plan(&engines, &state.def.properties);
         state.engines = engines;
     }
 }
