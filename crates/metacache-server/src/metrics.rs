@@ -3,7 +3,9 @@
 //! conventions (`_total` counters, base units `_seconds` / `_bytes`, `_ratio`).
 //!
 //! Families are built from a snapshot at scrape time, so there is no second set of counters to
-//! keep in step with the caches.
+//! keep in step with the caches. The per-cache families (22 × one series per cache) are written
+//! straight into the output with each cache's label set formatted once; the few node and catalog
+//! families go through the `prometheus` crate's encoder.
 
 use metacache_cache::CacheStats;
 use metacache_catalog::CatalogManager;
@@ -205,26 +207,77 @@ fn limit(bytes: Option<u64>) -> f64 {
     bytes.map_or(-1.0, |b| b as f64)
 }
 
+/// A label value or help text escaped for the text format.
+fn escape(text: &str, out: &mut String) {
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// A sample value as the text format spells it.
+fn push_value(value: f64, out: &mut String) {
+    use std::fmt::Write;
+    if value.is_nan() {
+        out.push_str("NaN");
+    } else if value.is_infinite() {
+        out.push_str(if value > 0.0 { "+Inf" } else { "-Inf" });
+    } else {
+        let _ = write!(out, "{value}");
+    }
+}
+
+/// The per-cache families, written directly.
+fn render_caches(rows: &[metacache_catalog::CacheRow], out: &mut String) {
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let mut l = String::from("{catalog=\"");
+            escape(&row.catalog, &mut l);
+            l.push_str("\",engine=\"");
+            escape(&row.engine, &mut l);
+            l.push_str("\",entry=\"");
+            escape(&row.stats.entry_name, &mut l);
+            l.push_str("\"} ");
+            l
+        })
+        .collect();
+    for metric in CACHE_METRICS {
+        if !rows.iter().any(|r| (metric.value)(&r.stats).is_some()) {
+            continue;
+        }
+        out.push_str("# HELP ");
+        out.push_str(metric.name);
+        out.push(' ');
+        escape(metric.help, out);
+        out.push_str("\n# TYPE ");
+        out.push_str(metric.name);
+        out.push_str(if metric.counter {
+            " counter\n"
+        } else {
+            " gauge\n"
+        });
+        for (row, labels) in rows.iter().zip(&labels) {
+            if let Some(value) = (metric.value)(&row.stats) {
+                out.push_str(metric.name);
+                out.push_str(labels);
+                push_value(value, out);
+                out.push('\n');
+            }
+        }
+    }
+}
+
 /// The exposition text of every metric now.
 pub fn render(manager: &CatalogManager) -> String {
     let rows = manager.cache_rows();
-    let mut families: Vec<MetricFamily> = CACHE_METRICS
-        .iter()
-        .map(|m| {
-            let mut f = family(m.name, m.help, m.counter);
-            for row in &rows {
-                if let Some(value) = (m.value)(&row.stats) {
-                    let labels = vec![
-                        label("catalog", &row.catalog),
-                        label("engine", &row.engine),
-                        label("entry", &row.stats.entry_name),
-                    ];
-                    f.mut_metric().push(sample(labels, value, m.counter));
-                }
-            }
-            f
-        })
-        .collect();
+    let mut text = String::with_capacity(rows.len() * CACHE_METRICS.len() * 96 + 4096);
+    render_caches(&rows, &mut text);
+    let mut families: Vec<MetricFamily> = Vec::new();
     let mut catalog_limit = family(
         "metacache_catalog_max_weight_bytes",
         "Effective byte limit of a catalog, -1 when none applies.",
@@ -307,5 +360,38 @@ pub fn render(manager: &CatalogManager) -> String {
     if let Err(error) = TextEncoder::new().encode(&families, &mut out) {
         tracing::error!("cannot encode metrics: {error}");
     }
-    String::from_utf8(out).unwrap_or_default()
+    text.push_str(&String::from_utf8_lossy(&out));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_and_values_are_spelled_as_the_text_format_wants() {
+        let mut out = String::new();
+        escape("a\"b\\c\nd", &mut out);
+        assert_eq!(out, "a\\\"b\\\\c\\nd");
+        let spelled: Vec<String> = [
+            0.0,
+            1_073_741_824.0,
+            0.5,
+            -1.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ]
+        .into_iter()
+        .map(|v| {
+            let mut s = String::new();
+            push_value(v, &mut s);
+            s
+        })
+        .collect();
+        assert_eq!(
+            spelled,
+            ["0", "1073741824", "0.5", "-1", "+Inf", "-Inf", "NaN"]
+        );
+    }
 }
