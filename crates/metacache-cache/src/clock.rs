@@ -92,7 +92,12 @@ fn coarse_monotonic_nanos() -> u64 {
         return now;
     }
     start_ticker();
-    precise_monotonic_nanos()
+    // Read what the ticker published, not a fresh precise time: a precise reading here would be
+    // ahead of the coarse value the next call returns, and time would seem to go backwards.
+    match COARSE_NOW.load(Relaxed) {
+        0 => precise_monotonic_nanos(),
+        now => now,
+    }
 }
 
 #[cold]
