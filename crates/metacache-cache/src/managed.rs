@@ -222,17 +222,7 @@ where
     /// cache. Returns how many values were removed.
     pub fn invalidate_if(&self, predicate: impl Fn(&K, &V) -> bool) -> u64 {
         self.inner.new_generation();
-        let removed = AtomicU64::new(0);
-        self.inner.map.retain(|key, value| {
-            if predicate(key, value) {
-                self.inner.release_invalidated(value);
-                removed.fetch_add(1, SeqCst);
-                false
-            } else {
-                true
-            }
-        });
-        removed.into_inner()
+        self.inner.remove_where(predicate)
     }
 
     /// Removes every value whose key matches; loads of matching keys in flight no longer
@@ -243,17 +233,7 @@ where
             let _fence = self.inner.fence.write();
             self.inner.flights.fence_if(&predicate);
         }
-        let removed = AtomicU64::new(0);
-        self.inner.map.retain(|key, value| {
-            if predicate(key) {
-                self.inner.release_invalidated(value);
-                removed.fetch_add(1, SeqCst);
-                false
-            } else {
-                true
-            }
-        });
-        removed.into_inner()
+        self.inner.remove_where(|key, _| predicate(key))
     }
 
     /// Removes every value; loads in flight no longer populate the cache.
@@ -475,6 +455,21 @@ where
     fn new_generation(&self) {
         let _fence = self.fence.write();
         self.generation.fetch_add(1, SeqCst);
+    }
+
+    /// Removes and releases every value for which `predicate` holds, counting invalidations.
+    fn remove_where(&self, predicate: impl Fn(&K, &V) -> bool) -> u64 {
+        let removed = AtomicU64::new(0);
+        self.map.retain(|key, value| {
+            if predicate(key, value) {
+                self.release_invalidated(value);
+                removed.fetch_add(1, SeqCst);
+                false
+            } else {
+                true
+            }
+        });
+        removed.into_inner()
     }
 
     fn release_invalidated(&self, value: &Cached<V>) {
