@@ -7,6 +7,33 @@ use std::sync::Arc;
 use common::*;
 use tokio::sync::Notify;
 
+type Loading = tokio::task::JoinHandle<metacache_cache::Result<metacache_cache::Cached<Blob>>>;
+
+/// Starts a load of "t" that yields `Blob(1)` once the returned notify fires, and returns once
+/// the source is being read: whatever it returns predates what the test does next.
+async fn held_load(cache: &metacache_cache::ManagedCache<String, Blob>) -> (Loading, Arc<Notify>) {
+    let release = Arc::new(Notify::new());
+    let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let loading = {
+        let cache = cache.clone();
+        let release = Arc::clone(&release);
+        let started = Arc::clone(&started);
+        tokio::spawn(async move {
+            cache
+                .get_or_load("t".to_owned(), || async move {
+                    started.store(true, std::sync::atomic::Ordering::SeqCst);
+                    release.notified().await;
+                    Ok::<_, std::io::Error>(Blob(1))
+                })
+                .await
+        })
+    };
+    while !started.load(std::sync::atomic::Ordering::SeqCst) {
+        tokio::task::yield_now().await;
+    }
+    (loading, release)
+}
+
 #[tokio::test]
 async fn invalidation_removes_and_releases() {
     let node = node(None);
@@ -36,26 +63,7 @@ async fn fenced_by(invalidate: impl FnOnce(&metacache_cache::ManagedCache<String
     let node = node(None);
     let catalog = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
-    let release = Arc::new(Notify::new());
-    let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let loading = {
-        let cache = cache.clone();
-        let release = Arc::clone(&release);
-        let started = Arc::clone(&started);
-        tokio::spawn(async move {
-            cache
-                .get_or_load("t".to_owned(), || async move {
-                    started.store(true, std::sync::atomic::Ordering::SeqCst);
-                    release.notified().await;
-                    Ok::<_, std::io::Error>(Blob(1))
-                })
-                .await
-        })
-    };
-    // The source is being read: whatever it returns predates the invalidation below.
-    while !started.load(std::sync::atomic::Ordering::SeqCst) {
-        tokio::task::yield_now().await;
-    }
+    let (loading, release) = held_load(&cache).await;
     invalidate(&cache);
     release.notify_one();
     let value = loading.await.expect("task").expect("load");
@@ -111,25 +119,7 @@ async fn not_fenced_by(invalidate: impl FnOnce(&metacache_cache::ManagedCache<St
     let catalog = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
     load_blob(&cache, "other", 5).await;
-    let release = Arc::new(Notify::new());
-    let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let loading = {
-        let cache = cache.clone();
-        let release = Arc::clone(&release);
-        let started = Arc::clone(&started);
-        tokio::spawn(async move {
-            cache
-                .get_or_load("t".to_owned(), || async move {
-                    started.store(true, std::sync::atomic::Ordering::SeqCst);
-                    release.notified().await;
-                    Ok::<_, std::io::Error>(Blob(1))
-                })
-                .await
-        })
-    };
-    while !started.load(std::sync::atomic::Ordering::SeqCst) {
-        tokio::task::yield_now().await;
-    }
+    let (loading, release) = held_load(&cache).await;
     invalidate(&cache);
     release.notify_one();
     loading.await.expect("task").expect("load");
@@ -162,25 +152,7 @@ async fn a_retired_cache_releases_everything_and_never_stores_again() {
     let catalog = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
     let held = load_blob(&cache, "kept-by-caller", 10).await;
-    let release = Arc::new(Notify::new());
-    let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let loading = {
-        let cache = cache.clone();
-        let release = Arc::clone(&release);
-        let started = Arc::clone(&started);
-        tokio::spawn(async move {
-            cache
-                .get_or_load("t".to_owned(), || async move {
-                    started.store(true, std::sync::atomic::Ordering::SeqCst);
-                    release.notified().await;
-                    Ok::<_, std::io::Error>(Blob(1))
-                })
-                .await
-        })
-    };
-    while cache.stats().miss_count < 2 {
-        tokio::task::yield_now().await;
-    }
+    let (loading, release) = held_load(&cache).await;
     assert_eq!(cache.retire(), 1);
     assert!(cache.is_retired());
     assert_eq!(catalog.used(), 0, "every byte goes back at once");

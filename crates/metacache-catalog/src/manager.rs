@@ -461,6 +461,12 @@ impl CatalogManager {
         Ok(self.show_config(Some(&format!("{key}%"))))
     }
 
+    /// The node memory budget percentages refer to, and where it came from; `None` when it is
+    /// neither configured nor detectable.
+    pub fn node_memory(&self) -> Option<NodeMemory> {
+        self.node.lock().memory()
+    }
+
     /// ADMIN SHOW FRONTEND CONFIG [LIKE pattern]: every key, plus the resolved
     /// `node_memory_budget_bytes` and `external_meta_cache_max_weight_bytes`.
     pub fn show_config(&self, pattern: Option<&str>) -> Vec<ConfigRow> {

@@ -317,11 +317,7 @@ pub fn render(manager: &CatalogManager) -> String {
         false,
         node.used() as f64,
     ));
-    if let Some(memory) = manager
-        .show_config(Some("node_memory_budget_bytes"))
-        .first()
-        .and_then(|r| r.value.parse::<f64>().ok())
-    {
+    if let Some(memory) = manager.node_memory().map(|m| m.bytes as f64) {
         families.push(single(
             "metacache_node_memory_budget_bytes",
             "The memory percentages of the node limit refer to.",

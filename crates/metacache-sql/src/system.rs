@@ -342,11 +342,7 @@ fn limit(bytes: Option<u64>) -> Value {
 fn node_rows(context: &SystemContext) -> Vec<Vec<Value>> {
     let governor = context.manager.governor();
     let node = governor.node();
-    let memory = context
-        .manager
-        .show_config(Some("node_memory_budget_bytes"))
-        .first()
-        .and_then(|r| r.value.parse::<u64>().ok());
+    let memory = context.manager.node_memory().map(|m| m.bytes);
     let catalogs = context.manager.catalogs();
     let caches: usize = catalogs.iter().map(|c| c.built_caches()).sum();
     let reclaim = governor.reclaim_stats();
