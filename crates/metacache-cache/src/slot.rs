@@ -31,6 +31,12 @@ impl<V> Cached<V> {
         }))
     }
 
+    /// A value that no cache holds (a cache a rule leaves out, a load that bypasses caching):
+    /// charged nothing, never expiring, with the same API as a cached one.
+    pub fn detached(value: V) -> Self {
+        Self::new(value, NEVER)
+    }
+
     /// Bytes this value is charged in the ledger while cached (0 if it was not retained, or has
     /// been evicted since).
     pub fn charge(&self) -> u64 {

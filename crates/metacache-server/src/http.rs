@@ -23,7 +23,7 @@ use serde::Deserialize;
 use serde_json::{Value as Json_, json};
 
 use crate::error::ApiError;
-use crate::{lookaside, metrics};
+use crate::{lookaside, metadata, metrics};
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -47,6 +47,7 @@ pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) 
                 .delete(lookaside::delete),
         )
         .with_state(manager);
+    let metadata = metadata::routes(Arc::clone(engine.sources()));
     let api = Router::new()
         .route("/metrics", get(metrics_text))
         .route("/api/v1/sql", post(sql))
@@ -63,6 +64,7 @@ pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) 
         )
         .with_state(state.clone())
         .merge(caches)
+        .merge(metadata)
         .layer(middleware::from_fn_with_state(state, authorize));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))

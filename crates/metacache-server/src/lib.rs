@@ -15,6 +15,7 @@
 pub mod error;
 pub mod http;
 pub mod lookaside;
+pub mod metadata;
 pub mod metrics;
 pub mod mysql;
 

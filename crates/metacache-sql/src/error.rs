@@ -48,6 +48,9 @@ pub enum Error {
     /// A catalog statement failed (validation messages of §4 included, verbatim).
     #[error(transparent)]
     Catalog(#[from] metacache_catalog::Error),
+    /// A catalog's metadata source failed or refused.
+    #[error(transparent)]
+    Source(metacache_sources::Error),
     /// The query engine refused or failed the SELECT.
     #[error("{message}")]
     Query {
@@ -77,6 +80,8 @@ impl Error {
             Error::Catalog(metacache_catalog::Error::ConfigNotMutable { .. }) => 1238, // ER_INCORRECT_GLOBAL_LOCAL_VAR
             Error::Catalog(metacache_catalog::Error::Store(_)) => 1105,
             Error::Catalog(_) => 1105, // ER_UNKNOWN_ERROR, as Doris answers analysis errors
+            Error::Source(metacache_sources::Error::Unsupported { .. }) => 1235,
+            Error::Source(_) => 1105,
             Error::Query { .. } => 1105,
             Error::Internal { .. } => 1105,
         }
@@ -85,9 +90,12 @@ impl Error {
     /// Whether the client sent something wrong (as opposed to a failure on our side); the HTTP
     /// front end answers 400 for these and 500 for the others.
     pub fn is_client_error(&self) -> bool {
+        use metacache_sources::Error as S;
         !matches!(
             self,
-            Error::Internal { .. } | Error::Catalog(metacache_catalog::Error::Store(_))
+            Error::Internal { .. }
+                | Error::Catalog(metacache_catalog::Error::Store(_))
+                | Error::Source(S::Store { .. } | S::Invalid { .. } | S::Load(_))
         )
     }
 }

@@ -18,6 +18,7 @@
 //! - Catalog statements run on blocking threads: their disk writes never stall the reactor.
 
 mod error;
+mod metadata;
 mod output;
 pub mod query;
 mod session;

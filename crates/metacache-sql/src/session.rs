@@ -6,7 +6,9 @@ use std::sync::Arc;
 use datafusion::prelude::SessionContext;
 use metacache_catalog::node_config::like;
 use metacache_catalog::{CatalogManager, CreateCatalog, Properties};
+use metacache_sources::Sources;
 
+use crate::metadata::{self, TableRef};
 use crate::output::{Column, ColumnType, Output, Value};
 use crate::statement::{Statement, parse};
 use crate::system::{
@@ -19,17 +21,24 @@ use crate::{Error, Result, query};
 /// Runs statements for any number of sessions.
 pub struct SqlEngine {
     system: SystemContext,
+    sources: Arc<Sources>,
 }
 
 impl SqlEngine {
     /// An engine over `manager`, reporting `fe_host` as this node's name.
     pub fn new(manager: Arc<CatalogManager>, fe_host: &str) -> Arc<Self> {
         Arc::new(Self {
+            sources: Sources::new(Arc::clone(&manager)),
             system: SystemContext {
                 manager,
                 fe_host: Arc::from(fe_host),
             },
         })
+    }
+
+    /// The catalogs' metadata sources.
+    pub fn sources(&self) -> &Arc<Sources> {
+        &self.sources
     }
 
     /// The catalogs.
@@ -166,17 +175,83 @@ impl Session {
             Statement::AdminShowConfig { like: pattern } => {
                 Ok(self.show_config(pattern.as_deref()))
             }
-            Statement::ShowDatabases { like: pattern } => self.show_databases(pattern.as_deref()),
+            Statement::ShowDatabases {
+                catalog,
+                like: pattern,
+            } => {
+                let catalog = catalog.unwrap_or_else(|| self.catalog.clone());
+                if catalog == INTERNAL_CATALOG {
+                    return self.show_databases(pattern.as_deref());
+                }
+                metadata::show_databases(self.sources(), &catalog, pattern.as_deref()).await
+            }
             Statement::ShowTables {
                 full,
                 database,
                 like: pattern,
-            } => self.show_tables(full, database, pattern.as_deref()),
+            } => {
+                let (catalog, database) = match database.as_deref() {
+                    None => (self.catalog.clone(), self.database.clone()),
+                    Some([database]) => (self.catalog.clone(), database.clone()),
+                    Some([catalog, database]) => (catalog.clone(), database.clone()),
+                    Some(_) => {
+                        return Err(Error::Parse {
+                            message: "SHOW TABLES FROM takes [catalog.]database".to_owned(),
+                        });
+                    }
+                };
+                if catalog == INTERNAL_CATALOG {
+                    return self.show_tables(full, database, pattern.as_deref());
+                }
+                if database.is_empty() {
+                    return Err(no_database(
+                        "SHOW TABLES FROM <catalog>.<database>, or USE <catalog>.<database> first",
+                    ));
+                }
+                metadata::show_tables(
+                    self.sources(),
+                    &catalog,
+                    &database,
+                    full,
+                    pattern.as_deref(),
+                )
+                .await
+            }
+            Statement::ShowPartitions {
+                name,
+                like: pattern,
+            } => {
+                let (catalog, database, table) = self.table_name(&name)?;
+                if catalog == INTERNAL_CATALOG {
+                    return Err(Error::Unsupported {
+                        what: format!(
+                            "SHOW PARTITIONS of {database}.{table}: name a table of an external catalog"
+                        ),
+                    });
+                }
+                let table = TableRef {
+                    catalog: &catalog,
+                    database: &database,
+                    table: &table,
+                };
+                metadata::show_partitions(self.sources(), table, pattern.as_deref()).await
+            }
             Statement::ShowVariables { like: pattern } => {
                 Ok(show_variables_output(pattern.as_deref()))
             }
             Statement::ShowWarnings => Ok(self.show_warnings()),
-            Statement::Describe { name } => describe(&name),
+            Statement::Describe { name } => {
+                let (catalog, database, table) = self.table_name(&name)?;
+                if catalog == INTERNAL_CATALOG {
+                    return describe(&database, &table);
+                }
+                let table = TableRef {
+                    catalog: &catalog,
+                    database: &database,
+                    table: &table,
+                };
+                metadata::describe(self.sources(), table).await
+            }
             Statement::Use { catalog, database } => self.use_database(catalog, database),
             Statement::Switch { catalog } => {
                 if catalog != INTERNAL_CATALOG {
@@ -190,6 +265,34 @@ impl Session {
             Statement::Ignored => Ok(Output::ok()),
             Statement::Query(_) => query::run(&self.ctx, sql).await,
         }
+    }
+
+    fn sources(&self) -> &Sources {
+        self.engine.sources()
+    }
+
+    /// `[[catalog.]database.]table` completed from the session: (catalog, database, table).
+    fn table_name(&self, name: &[String]) -> Result<(String, String, String)> {
+        let (catalog, database, table) = match name {
+            [table] => (self.catalog.clone(), self.database.clone(), table.clone()),
+            [database, table] => (self.catalog.clone(), database.clone(), table.clone()),
+            [catalog, database, table] => (catalog.clone(), database.clone(), table.clone()),
+            _ => {
+                return Err(Error::Parse {
+                    message: format!("'{}' is not [[catalog.]database.]table", name.join(".")),
+                });
+            }
+        };
+        let database = if database.is_empty() && catalog == INTERNAL_CATALOG {
+            INFORMATION_SCHEMA.to_owned()
+        } else if database.is_empty() {
+            return Err(no_database(
+                "name the table as <catalog>.<database>.<table>, or USE <catalog>.<database> first",
+            ));
+        } else {
+            database
+        };
+        Ok((catalog, database, table))
     }
 
     fn refresh_functions(&self) {
@@ -304,14 +407,6 @@ impl Session {
     }
 
     fn show_databases(&self, pattern: Option<&str>) -> Result<Output> {
-        if self.catalog != INTERNAL_CATALOG {
-            return Err(Error::Unsupported {
-                what: format!(
-                    "SHOW DATABASES of catalog '{}' (its engine has no connector yet)",
-                    self.catalog
-                ),
-            });
-        }
         let rows = [INFORMATION_SCHEMA]
             .iter()
             .filter(|d| pattern.is_none_or(|p| like(p, d)))
@@ -320,19 +415,13 @@ impl Session {
         Ok(Output::text(&["Database"], rows))
     }
 
-    fn show_tables(
-        &self,
-        full: bool,
-        database: Option<String>,
-        pattern: Option<&str>,
-    ) -> Result<Output> {
-        let database = database.unwrap_or_else(|| self.database.clone());
+    fn show_tables(&self, full: bool, database: String, pattern: Option<&str>) -> Result<Output> {
         if database.is_empty() {
             return Err(no_database(
                 "SHOW TABLES FROM information_schema, or USE information_schema first",
             ));
         }
-        if !database.eq_ignore_ascii_case(INFORMATION_SCHEMA) || self.catalog != INTERNAL_CATALOG {
+        if !database.eq_ignore_ascii_case(INFORMATION_SCHEMA) {
             return Err(Error::UnknownDatabase { name: database });
         }
         let header = format!("Tables_in_{INFORMATION_SCHEMA}");
@@ -418,19 +507,8 @@ fn show_variables_output(pattern: Option<&str>) -> Output {
     Output::text(&["Variable_name", "Value"], rows)
 }
 
-fn describe(name: &[String]) -> Result<Output> {
-    let (database, table) = match name {
-        [table] => (INFORMATION_SCHEMA, table.as_str()),
-        [database, table] => (database.as_str(), table.as_str()),
-        _ => {
-            return Err(Error::Unsupported {
-                what: format!(
-                    "DESC of external table {} (its engine has no connector yet)",
-                    name.join(".")
-                ),
-            });
-        }
-    };
+/// `DESC` of a system table.
+fn describe(database: &str, table: &str) -> Result<Output> {
     let unknown = || Error::Query {
         message: format!("Unknown table '{database}.{table}'"),
     };

@@ -77,18 +77,27 @@ pub enum Statement {
         /// Pattern.
         like: Option<String>,
     },
-    /// `SHOW DATABASES [LIKE '…']` / `SHOW SCHEMAS`.
+    /// `SHOW DATABASES [FROM catalog] [LIKE '…']` / `SHOW SCHEMAS`.
     ShowDatabases {
+        /// The catalog, else the session's.
+        catalog: Option<String>,
         /// Pattern.
         like: Option<String>,
     },
-    /// `SHOW [FULL] TABLES [FROM db] [LIKE '…']`.
+    /// `SHOW [FULL] TABLES [FROM [catalog.]db] [LIKE '…']`.
     ShowTables {
         /// `FULL`: adds `Table_type`.
         full: bool,
-        /// Database, else the session's.
-        database: Option<String>,
+        /// `[catalog.]db`, else the session's.
+        database: Option<Vec<String>>,
         /// Pattern.
+        like: Option<String>,
+    },
+    /// `SHOW PARTITIONS FROM [[catalog.]db.]table [LIKE '…']`.
+    ShowPartitions {
+        /// `[[catalog.]db.]table`.
+        name: Vec<String>,
+        /// Pattern on the partition name.
         like: Option<String>,
     },
     /// `SHOW [SESSION|GLOBAL] VARIABLES [LIKE '…']`.
@@ -411,7 +420,24 @@ fn show(p: &mut P) -> R<Statement> {
         return Ok(Statement::ShowCreateCatalog { name: name(p)? });
     }
     if eat(p, "DATABASES") || eat(p, "SCHEMAS") {
-        return Ok(Statement::ShowDatabases { like: like(p)? });
+        let catalog = if eat(p, "FROM") || eat(p, "IN") {
+            Some(name(p)?)
+        } else {
+            None
+        };
+        return Ok(Statement::ShowDatabases {
+            catalog,
+            like: like(p)?,
+        });
+    }
+    if eat(p, "PARTITIONS") {
+        if !(eat(p, "FROM") || eat(p, "IN")) {
+            return p.expected("FROM", p.peek_token());
+        }
+        return Ok(Statement::ShowPartitions {
+            name: dotted(p)?,
+            like: like(p)?,
+        });
     }
     if eat(p, "WARNINGS") || eat(p, "ERRORS") {
         return Ok(Statement::ShowWarnings);
@@ -423,7 +449,7 @@ fn show(p: &mut P) -> R<Statement> {
     let full = eat(p, "FULL");
     if eat(p, "TABLES") {
         let database = if eat(p, "FROM") || eat(p, "IN") {
-            Some(name(p)?)
+            Some(dotted(p)?)
         } else {
             None
         };
@@ -444,7 +470,7 @@ fn show(p: &mut P) -> R<Statement> {
         return Ok(Statement::Describe { name });
     }
     p.expected(
-        "CATALOGS, CREATE CATALOG, DATABASES, TABLES, COLUMNS, VARIABLES or WARNINGS",
+        "CATALOGS, CREATE CATALOG, DATABASES, TABLES, PARTITIONS, COLUMNS, VARIABLES or WARNINGS",
         p.peek_token(),
     )
 }

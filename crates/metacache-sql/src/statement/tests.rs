@@ -140,13 +140,39 @@ fn client_statements() {
     );
     assert_eq!(
         ok("SHOW DATABASES"),
-        Statement::ShowDatabases { like: None }
+        Statement::ShowDatabases {
+            catalog: None,
+            like: None
+        }
     );
+    assert_eq!(
+        ok("SHOW DATABASES FROM hive LIKE 's%'"),
+        Statement::ShowDatabases {
+            catalog: Some("hive".into()),
+            like: Some("s%".into())
+        }
+    );
+    assert_eq!(
+        ok("show tables from hive.sales"),
+        Statement::ShowTables {
+            full: false,
+            database: Some(vec!["hive".into(), "sales".into()]),
+            like: None
+        }
+    );
+    assert_eq!(
+        ok("SHOW PARTITIONS FROM hive.sales.`orders` LIKE 'dt=2024%'"),
+        Statement::ShowPartitions {
+            name: vec!["hive".into(), "sales".into(), "orders".into()],
+            like: Some("dt=2024%".into())
+        }
+    );
+    assert!(parse("SHOW PARTITIONS orders").is_err());
     assert_eq!(
         ok("SHOW FULL TABLES FROM information_schema LIKE 'c%'"),
         Statement::ShowTables {
             full: true,
-            database: Some("information_schema".into()),
+            database: Some(vec!["information_schema".into()]),
             like: Some("c%".into())
         }
     );

@@ -1,0 +1,56 @@
+//! The questions a planner asks a catalog, answered through the catalog's caches.
+
+use async_trait::async_trait;
+use metacache_cache::Cached;
+
+use crate::{Error, PartitionFiles, PartitionInfo, Result, SnapshotInfo, TableInfo, TableSchema};
+
+/// Partition predicates: for each listed column, the values a partition may have (a
+/// conjunction of `IN` lists). Empty selects every partition.
+pub type PartitionFilter = [(String, Vec<String>)];
+
+/// One catalog's metadata source. Implementations load through the catalog's caches, so every
+/// answer is counted, governed and shown in the statistics table.
+#[async_trait]
+pub trait Connector: Send + Sync {
+    /// The kind of source (`hive`, `iceberg`…), for messages.
+    fn kind(&self) -> &'static str;
+
+    /// Database names, sorted.
+    async fn databases(&self) -> Result<Vec<String>>;
+
+    /// Table names of `database`, sorted.
+    async fn tables(&self, database: &str) -> Result<Vec<String>>;
+
+    /// What a planner first needs of a table.
+    async fn table(&self, database: &str, table: &str) -> Result<TableInfo>;
+
+    /// The schema of a table.
+    async fn schema(&self, database: &str, table: &str) -> Result<Cached<TableSchema>>;
+
+    /// The partitions of a table that pass `filter`, sorted by name.
+    async fn partitions(
+        &self,
+        database: &str,
+        table: &str,
+        filter: &PartitionFilter,
+    ) -> Result<Vec<PartitionInfo>>;
+
+    /// The data files of the partitions that pass `filter` (of the table, if unpartitioned):
+    /// the planning metadata of a scan.
+    async fn files(
+        &self,
+        database: &str,
+        table: &str,
+        filter: &PartitionFilter,
+    ) -> Result<Vec<PartitionFiles>>;
+
+    /// The snapshots of a table, oldest first.
+    async fn snapshots(&self, database: &str, table: &str) -> Result<Vec<SnapshotInfo>> {
+        let _ = (database, table);
+        Err(Error::Unsupported {
+            what: "Snapshots".to_owned(),
+            connector: self.kind(),
+        })
+    }
+}

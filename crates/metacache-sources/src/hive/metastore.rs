@@ -1,0 +1,231 @@
+//! Where Hive table definitions come from. [`Metastore`] is the loader's view of a metastore;
+//! [`FileMetastore`] keeps the definitions in the warehouse itself, one JSON file per table,
+//! so a warehouse is self-describing and needs no server. (A Thrift Hive Metastore client
+//! would implement the same trait.)
+//!
+//! # Layout (documented in `docs/sources.md`)
+//! ```text
+//! <warehouse>/<db>.db/                      a database
+//! <warehouse>/<db>.db/<table>/_table.json   its definition (format below)
+//! <warehouse>/<db>.db/<table>/_column_stats.json   optional: column → statistics
+//! <warehouse>/<db>.db/<table>/k1=v1/k2=v2/  a partition; data files inside
+//! ```
+//! `_table.json`: `{"columns": [{"name", "type", "comment"?, "nullable"?}], "partition_keys":
+//! [same], "format"?: "parquet", "comment"?: "", "properties"?: {…}}`; unknown fields are an
+//! error, so a misspelt key does not go unnoticed.
+
+use std::collections::{BTreeMap, HashMap};
+
+use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt};
+use object_store::ObjectStoreExt as _;
+use object_store::path::Path;
+use serde::Deserialize;
+
+use super::names::split_component;
+use super::values::{ColumnStatistics, HiveTable, PartitionNames};
+use crate::warehouse::Warehouse;
+use crate::{ColumnInfo, Error, Result};
+
+/// The file holding a table's definition.
+pub const TABLE_FILE: &str = "_table.json";
+/// The optional file holding a table's column statistics.
+pub const STATS_FILE: &str = "_column_stats.json";
+/// Directory listings a walk keeps in flight at once.
+pub(crate) const LIST_CONCURRENCY: usize = 16;
+
+/// What the Hive loaders ask a metastore.
+#[async_trait]
+pub trait Metastore: Send + Sync {
+    /// Database names, sorted.
+    async fn databases(&self) -> Result<Vec<String>>;
+    /// Table names of `database`, sorted.
+    async fn tables(&self, database: &str) -> Result<Vec<String>>;
+    /// The definition of `database.table`.
+    async fn table(&self, database: &str, table: &str) -> Result<HiveTable>;
+    /// The partition names of `table`, sorted.
+    async fn partition_names(&self, table: &HiveTable) -> Result<PartitionNames>;
+    /// Statistics of every column of `table` that has them.
+    async fn column_stats(&self, table: &HiveTable) -> Result<HashMap<String, ColumnStatistics>>;
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableFile {
+    columns: Vec<ColumnInfo>,
+    #[serde(default)]
+    partition_keys: Vec<ColumnInfo>,
+    #[serde(default = "parquet")]
+    format: String,
+    #[serde(default)]
+    comment: String,
+    #[serde(default)]
+    properties: BTreeMap<String, String>,
+}
+
+fn parquet() -> String {
+    "parquet".to_owned()
+}
+
+/// A metastore kept as files in the warehouse.
+#[derive(Debug, Clone)]
+pub struct FileMetastore {
+    warehouse: Warehouse,
+    catalog: String,
+}
+
+impl FileMetastore {
+    /// The metastore of `warehouse`, for catalog `catalog` (named in errors).
+    pub fn new(catalog: &str, warehouse: Warehouse) -> Self {
+        Self {
+            warehouse,
+            catalog: catalog.to_owned(),
+        }
+    }
+
+    fn not_found(&self, kind: &'static str, name: String) -> Error {
+        Error::NotFound {
+            kind,
+            name,
+            catalog: self.catalog.clone(),
+        }
+    }
+
+    async fn read(&self, path: &Path) -> Result<Option<bytes::Bytes>> {
+        let store = self.warehouse.store();
+        match store.get(path).await {
+            Ok(found) => found
+                .bytes()
+                .await
+                .map(Some)
+                .map_err(|e| Error::store(self.warehouse.display(path), e)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(Error::store(self.warehouse.display(path), e)),
+        }
+    }
+}
+
+/// The visible subdirectories of `dir` (their last path part), sorted.
+pub(crate) async fn subdirectories(warehouse: &Warehouse, dir: &Path) -> Result<Vec<String>> {
+    let prefix = (!dir.as_ref().is_empty()).then_some(dir);
+    let listed = warehouse
+        .store()
+        .list_with_delimiter(prefix)
+        .await
+        .map_err(|e| Error::store(warehouse.display(dir), e))?;
+    let mut names: Vec<String> = listed
+        .common_prefixes
+        .iter()
+        .filter_map(|p| p.filename().map(str::to_owned))
+        .filter(|name| !is_hidden(name))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Hive and Spark skip files and directories starting with `_` or `.`.
+pub(crate) fn is_hidden(name: &str) -> bool {
+    name.starts_with('_') || name.starts_with('.')
+}
+
+#[async_trait]
+impl Metastore for FileMetastore {
+    async fn databases(&self) -> Result<Vec<String>> {
+        let root = self.warehouse.path("");
+        let dirs = subdirectories(&self.warehouse, &root).await?;
+        Ok(dirs
+            .into_iter()
+            .filter_map(|d| d.strip_suffix(".db").map(str::to_owned))
+            .filter(|d| !d.is_empty())
+            .collect())
+    }
+
+    async fn tables(&self, database: &str) -> Result<Vec<String>> {
+        let dir = self.warehouse.path(&format!("{database}.db"));
+        let tables = subdirectories(&self.warehouse, &dir).await?;
+        if tables.is_empty() && !self.databases().await?.iter().any(|d| d == database) {
+            return Err(self.not_found("database", database.to_owned()));
+        }
+        Ok(tables)
+    }
+
+    async fn table(&self, database: &str, table: &str) -> Result<HiveTable> {
+        let location = format!("{database}.db/{table}");
+        let path = self.warehouse.path(&format!("{location}/{TABLE_FILE}"));
+        let Some(bytes) = self.read(&path).await? else {
+            return Err(self.not_found("table", format!("{database}.{table}")));
+        };
+        let file: TableFile = serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
+            location: self.warehouse.display(&path),
+            reason: e.to_string(),
+        })?;
+        Ok(HiveTable {
+            database: database.to_owned(),
+            name: table.to_owned(),
+            location,
+            format: file.format,
+            comment: file.comment,
+            columns: file.columns,
+            partition_keys: file.partition_keys,
+            properties: file.properties,
+        })
+    }
+
+    async fn partition_names(&self, table: &HiveTable) -> Result<PartitionNames> {
+        let keys: Vec<&str> = table
+            .partition_keys
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        if keys.is_empty() {
+            return Ok(PartitionNames::default());
+        }
+        // One level per partition column; each level lists its directories concurrently.
+        let mut level: Vec<String> = vec![String::new()];
+        for key in &keys {
+            let warehouse = &self.warehouse;
+            let listings = futures::stream::iter(std::mem::take(&mut level).into_iter().map(
+                |prefix| async move {
+                    let dir = warehouse.path(&format!("{}/{prefix}", table.location));
+                    let children = subdirectories(warehouse, &dir).await?;
+                    Ok::<_, Error>(
+                        children
+                            .into_iter()
+                            .filter(|child| {
+                                split_component(child)
+                                    .is_some_and(|(k, _)| k.eq_ignore_ascii_case(key))
+                            })
+                            .map(|child| {
+                                if prefix.is_empty() {
+                                    child
+                                } else {
+                                    format!("{prefix}/{child}")
+                                }
+                            })
+                            .collect::<Vec<_>>(),
+                    )
+                },
+            ))
+            .buffer_unordered(LIST_CONCURRENCY)
+            .try_collect::<Vec<_>>()
+            .await?;
+            level = listings.into_iter().flatten().collect();
+        }
+        level.sort();
+        level.shrink_to_fit();
+        Ok(PartitionNames(level))
+    }
+
+    async fn column_stats(&self, table: &HiveTable) -> Result<HashMap<String, ColumnStatistics>> {
+        let path = self
+            .warehouse
+            .path(&format!("{}/{STATS_FILE}", table.location));
+        let Some(bytes) = self.read(&path).await? else {
+            return Ok(HashMap::new());
+        };
+        serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
+            location: self.warehouse.display(&path),
+            reason: e.to_string(),
+        })
+    }
+}

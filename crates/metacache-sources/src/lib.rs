@@ -1,0 +1,30 @@
+//! Connectors: real metadata sources read through a catalog's governed caches.
+//!
+//! # Components
+//! - [`Sources`]: the node's connectors, one per catalog, built from its properties.
+//! - [`Connector`]: what front ends and planners ask a catalog — databases, tables, schema,
+//!   partitions, files, snapshots.
+//! - [`hive`]: Hive-style warehouses on the local file system or S3 ([`Warehouse`]), with a
+//!   file metastore; feeds the six `hive` caches and `default.schema`.
+//! - [`model`]: the answers, and the estimators of the values cached for them.
+//!
+//! # Invariants
+//! - Every answer comes through the catalog's cache of its entry (counted, single-flight,
+//!   admitted by the ledger) or, where a rule leaves a cache out, is loaded detached.
+//! - A connector never outlives its catalog's properties ([`Sources`] rebuilds it).
+
+mod connector;
+mod error;
+pub mod hive;
+pub mod model;
+mod sources;
+mod warehouse;
+
+pub use connector::{Connector, PartitionFilter};
+pub use error::{Error, Result};
+pub use model::{
+    ColumnInfo, DataFile, FileListing, PartitionFiles, PartitionInfo, SnapshotInfo, TableInfo,
+    TableSchema,
+};
+pub use sources::Sources;
+pub use warehouse::{WAREHOUSE, Warehouse};

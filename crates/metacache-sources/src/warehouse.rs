@@ -1,0 +1,177 @@
+//! Where a catalog's files live: the `warehouse` property opened as an `object_store`.
+//!
+//! | property | meaning |
+//! |---|---|
+//! | `warehouse` | `file:///abs/dir`, an absolute path, or `s3://bucket[/prefix]` |
+//! | `s3.endpoint` | S3-compatible endpoint (`http://127.0.0.1:8333`); plain `http` is allowed when given |
+//! | `s3.region` | region (default `us-east-1`) |
+//! | `s3.access_key`, `s3.secret_key`, `s3.session_token` | credentials (secret: masked everywhere); without them, the `AWS_*` environment, else unsigned requests |
+//! | `use_path_style` | `true` (default) for `endpoint/bucket/key` requests, `false` for virtual-hosted buckets |
+//!
+//! # Invariants
+//! - Paths handed to the store are relative to the warehouse root; [`Warehouse::display`]
+//!   turns them back into full locations for users.
+//! - Opening never logs or returns a property value of a secret key.
+
+use std::sync::Arc;
+
+use metacache_catalog::Properties;
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+
+use crate::{Error, Result};
+
+/// The property naming the warehouse root.
+pub const WAREHOUSE: &str = "warehouse";
+
+/// A catalog's warehouse: an object store and the root inside it.
+#[derive(Clone)]
+pub struct Warehouse {
+    store: Arc<dyn ObjectStore>,
+    root: Path,
+    /// `file:///dir` or `s3://bucket`, without a trailing `/`.
+    base: String,
+}
+
+impl std::fmt::Debug for Warehouse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Warehouse")
+            .field("base", &self.base)
+            .field("root", &self.root.as_ref())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Warehouse {
+    /// Opens the warehouse of `catalog` from its properties; `Ok(None)` when it has none.
+    pub fn open(catalog: &str, properties: &Properties) -> Result<Option<Self>> {
+        let Some(location) = properties
+            .get(WAREHOUSE)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        else {
+            return Ok(None);
+        };
+        let invalid = |reason: String| Error::Connection {
+            catalog: catalog.to_owned(),
+            reason,
+        };
+        if let Some(rest) = location.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(invalid(format!(
+                    "'{WAREHOUSE}' = '{location}' names no bucket"
+                )));
+            }
+            let store = s3(bucket, properties).map_err(invalid)?;
+            return Ok(Some(Self {
+                store,
+                root: Path::from(prefix),
+                base: format!("s3://{bucket}"),
+            }));
+        }
+        let dir = location.strip_prefix("file://").unwrap_or(location);
+        if !dir.starts_with('/') {
+            return Err(invalid(format!(
+                "'{WAREHOUSE}' must be file:///absolute/path, /absolute/path or s3://bucket/prefix, not '{location}'"
+            )));
+        }
+        let store = LocalFileSystem::new_with_prefix(dir)
+            .map_err(|e| invalid(format!("'{WAREHOUSE}' = '{location}': {e}")))?;
+        Ok(Some(Self {
+            store: Arc::new(store),
+            root: Path::default(),
+            base: format!("file://{}", dir.trim_end_matches('/')),
+        }))
+    }
+
+    /// A warehouse over any store (tests, embedding with an in-memory store).
+    pub fn from_store(store: Arc<dyn ObjectStore>, root: Path, base: impl Into<String>) -> Self {
+        Self {
+            store,
+            root,
+            base: base.into(),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// `relative` (`/`-separated, in the store's own spelling, as listings return names) below
+    /// the root, as a store path. Parts are not re-encoded, so a directory name read from a
+    /// listing (`hour=10%3A00`) finds the same directory again.
+    pub fn path(&self, relative: &str) -> Path {
+        let parts = self
+            .root
+            .as_ref()
+            .split('/')
+            .chain(relative.split('/'))
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("/");
+        Path::parse(&parts).unwrap_or_else(|_| Path::from(parts.as_str()))
+    }
+
+    /// The full location of a store path, for users (`file:///wh/db.db/t`, `s3://b/wh/db.db/t`).
+    pub fn display(&self, path: &Path) -> String {
+        if path.as_ref().is_empty() {
+            self.base.clone()
+        } else {
+            format!("{}/{}", self.base, path.as_ref())
+        }
+    }
+}
+
+#[cfg(feature = "s3")]
+fn s3(bucket: &str, properties: &Properties) -> std::result::Result<Arc<dyn ObjectStore>, String> {
+    use object_store::aws::AmazonS3Builder;
+    let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+    let get = |key: &str| properties.get(key).map(str::trim).filter(|v| !v.is_empty());
+    builder = builder.with_region(get("s3.region").unwrap_or("us-east-1"));
+    if let Some(endpoint) = get("s3.endpoint") {
+        let endpoint = if endpoint.contains("://") {
+            endpoint.to_owned()
+        } else {
+            format!("https://{endpoint}")
+        };
+        builder = builder
+            .with_allow_http(endpoint.starts_with("http://"))
+            .with_endpoint(endpoint);
+    }
+    match (get("s3.access_key"), get("s3.secret_key")) {
+        (Some(access), Some(secret)) => {
+            builder = builder
+                .with_access_key_id(access)
+                .with_secret_access_key(secret);
+            if let Some(token) = get("s3.session_token") {
+                builder = builder.with_token(token);
+            }
+        }
+        (None, None) => {
+            if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+                builder = builder.with_skip_signature(true);
+            }
+        }
+        _ => return Err("set both 's3.access_key' and 's3.secret_key', or neither".to_owned()),
+    }
+    let path_style = match get("use_path_style")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("true") => true,
+        Some("false") => false,
+        Some(_) => return Err("'use_path_style' must be true or false".to_owned()),
+    };
+    builder = builder.with_virtual_hosted_style_request(!path_style);
+    // The builder's messages name options, never their values.
+    let store = builder.build().map_err(|e| format!("S3 store: {e}"))?;
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "s3"))]
+fn s3(_: &str, _: &Properties) -> std::result::Result<Arc<dyn ObjectStore>, String> {
+    Err("this build has no S3 support (cargo feature `s3` of metacache-sources)".to_owned())
+}

@@ -1,0 +1,80 @@
+//! Helpers shared by the connector tests: a catalog manager with 16 GiB of node memory, the
+//! committed fixture warehouse (copied when a test changes it), and statistics lookups.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use metacache_cache::{CacheStats, Clock};
+use metacache_catalog::memory::{MemorySource, NodeMemory};
+use metacache_catalog::{CatalogManager, CreateCatalog, ManagerOptions, MemoryStore, Properties};
+use metacache_sources::Sources;
+
+/// The committed Hive-style warehouse written by `tests/fixtures/hive/make_warehouse.py`.
+pub fn fixture_warehouse() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hive/warehouse")
+}
+
+/// A copy of the fixture warehouse in a temporary directory, for tests that change it.
+pub fn warehouse_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_dir(&fixture_warehouse(), dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read fixture dir") {
+        let entry = entry.expect("dir entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy fixture file");
+        }
+    }
+}
+
+/// A manager on an in-memory store with 16 GiB of node memory, and its connectors.
+pub fn sources() -> Arc<Sources> {
+    let mut options = ManagerOptions::new(Arc::new(MemoryStore::new()));
+    options.clock = Clock::System;
+    options.node_memory = Some(NodeMemory {
+        bytes: 16 << 30,
+        source: MemorySource::Physical,
+    });
+    Sources::new(Arc::new(CatalogManager::open(options).expect("manager")))
+}
+
+/// CREATE CATALOG `name` of type hms over `warehouse`, with extra properties.
+pub fn create_hive(sources: &Sources, name: &str, warehouse: &str, extra: &[(&str, &str)]) {
+    let mut pairs = vec![("type", "hms"), ("warehouse", warehouse)];
+    pairs.extend_from_slice(extra);
+    sources
+        .manager()
+        .create_catalog(CreateCatalog {
+            name: name.to_owned(),
+            if_not_exists: false,
+            comment: String::new(),
+            properties: Properties::from_pairs(pairs),
+        })
+        .expect("create catalog");
+}
+
+/// The statistics of `entry_name` in `catalog`.
+pub fn stats(sources: &Sources, catalog: &str, entry_name: &str) -> CacheStats {
+    sources
+        .manager()
+        .catalog(catalog)
+        .expect("catalog")
+        .cache_rows()
+        .into_iter()
+        .find(|r| r.stats.entry_name == entry_name)
+        .unwrap_or_else(|| panic!("no row for {entry_name}"))
+        .stats
+}
+
+/// `file://` URL of a directory.
+pub fn url(dir: &Path) -> String {
+    format!("file://{}", dir.display())
+}
