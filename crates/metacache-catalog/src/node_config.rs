@@ -40,6 +40,9 @@ pub struct NodeConfig {
     pub http_token: String,
     /// `http_body_limit`: the largest HTTP request body, in bytes.
     pub http_body_limit: u64,
+    /// `sample_catalog`: on the first start of an empty `data_dir`, create catalog `sample`
+    /// over the bundled sample warehouse.
+    pub sample_catalog: bool,
 }
 
 impl Default for NodeConfig {
@@ -54,6 +57,7 @@ impl Default for NodeConfig {
             auth_users: Vec::new(),
             http_token: String::new(),
             http_body_limit: 16 << 20,
+            sample_catalog: true,
         }
     }
 }
@@ -201,6 +205,22 @@ pub const KEYS: &[ConfigKey] = &[
             c.http_body_limit = parse_size(v)
                 .filter(|&b| b > 0)
                 .ok_or_else(|| invalid("http_body_limit", v, "a positive size like 16MB"))?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "sample_catalog",
+        value_type: "boolean",
+        mutable: false,
+        comment: "on the first start of an empty data_dir, create catalog 'sample' over a bundled sample warehouse",
+        secret: false,
+        get: |c| c.sample_catalog.to_string(),
+        set: |c, v| {
+            c.sample_catalog = match v.trim().to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(invalid("sample_catalog", v, "true or false")),
+            };
             Ok(())
         },
     },

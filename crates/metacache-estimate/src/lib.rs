@@ -19,6 +19,8 @@
 //! - Estimating never panics out of [`estimate`] and never allocates in proportion to the value
 //!   beyond the set of shared pointers seen.
 
+#[cfg(feature = "testing")]
+pub mod counting;
 mod layout;
 mod sizer;
 

@@ -1,75 +1,18 @@
 //! Estimator accuracy against the allocator: every shape here is built while a counting global
 //! allocator records the bytes requested by this thread, and the estimate must be within ±5 %.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use mem_dbg::MemSize;
-use metacache_estimate::{
-    DEFAULT_VISIT_BUDGET, Estimate, EstimateSize, Sizer, estimate, estimate_with_mem_dbg,
-};
-
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static NET: Cell<i64> = const { Cell::new(0) };
-}
-
-fn record(delta: i64) {
-    if COUNTING.with(Cell::get) {
-        NET.with(|n| n.set(n.get() + delta));
-    }
-}
-
-// SAFETY: delegates every call to the system allocator unchanged; only counts sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        record(layout.size() as i64);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        record(-(layout.size() as i64));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        record(new_size as i64 - layout.size() as i64);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use metacache_estimate::counting::{Counting, assert_estimate_within};
+use metacache_estimate::{EstimateSize, Sizer, estimate_with_mem_dbg};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// Builds a value in a `Box` (so its inline size is allocated too) and returns the net bytes the
-/// allocator was asked for while building it.
-fn measured<T>(build: impl FnOnce() -> T) -> (Box<T>, u64) {
-    NET.with(|n| n.set(0));
-    COUNTING.with(|c| c.set(true));
-    let value = Box::new(build());
-    COUNTING.with(|c| c.set(false));
-    (value, NET.with(Cell::get) as u64)
-}
-
 fn assert_within_5_percent<T: EstimateSize>(name: &str, build: impl FnOnce() -> T) {
-    let (value, allocated) = measured(build);
-    let Estimate::Complete(estimated) = estimate(value.as_ref(), DEFAULT_VISIT_BUDGET) else {
-        panic!("{name}: estimate incomplete");
-    };
-    let error = (estimated as f64 - allocated as f64) / allocated as f64;
-    eprintln!(
-        "{name}: allocated {allocated} B, estimated {estimated} B, error {:+.2} %",
-        error * 100.0
-    );
-    assert!(
-        error.abs() <= 0.05,
-        "{name}: estimated {estimated} vs allocated {allocated}"
-    );
+    assert_estimate_within(name, 0.05, build);
 }
 
 // Realistic metadata shapes.

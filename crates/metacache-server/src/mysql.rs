@@ -241,7 +241,13 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
         database: &'a str,
         writer: InitWriter<'a, W>,
     ) -> io::Result<()> {
-        let statement = format!("USE `{}`", database.replace('`', "``"));
+        // `catalog.database` (what `mysql -D c.db` and the client's own `use c.db` send) names
+        // a database of a catalog, as in Doris.
+        let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
+        let statement = match database.split_once('.') {
+            Some((catalog, db)) => format!("USE {}.{}", quote(catalog), quote(db)),
+            None => format!("USE {}", quote(database)),
+        };
         let outcome = match self.session() {
             Ok(session) => session.execute(&statement).await,
             Err(error) => Err(error),

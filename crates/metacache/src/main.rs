@@ -1,6 +1,8 @@
 //! The `metacache` service: parses flags, loads the configuration, opens the catalog store and
 //! serves the MySQL and HTTP front ends until SIGINT or SIGTERM.
 
+mod sample;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -85,6 +87,18 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
     options.config = config.clone();
     let manager =
         Arc::new(tokio::task::spawn_blocking(move || CatalogManager::open(options)).await??);
+    if config.sample_catalog {
+        let (manager, data_dir) = (Arc::clone(&manager), config.data_dir.clone());
+        let created =
+            tokio::task::spawn_blocking(move || sample::create_on_first_start(&manager, &data_dir))
+                .await??;
+        if created {
+            tracing::info!(
+                catalog = sample::NAME,
+                "created the sample catalog (first start)"
+            );
+        }
+    }
     let engine = SqlEngine::new(Arc::clone(&manager), &fe_host);
     let (mysql, http) = (listeners.mysql_addr()?, listeners.http_addr()?);
     tracing::info!(%mysql, %http, data_dir = %config.data_dir.display(), catalogs = manager.catalogs().len(), "metacache ready");

@@ -267,14 +267,14 @@ pub async fn list_files(warehouse: &Warehouse, location: &str) -> Result<FileLis
         .list_with_delimiter(Some(&dir))
         .await
         .map_err(|e| Error::store(warehouse.display(&dir), e))?;
-    Ok(FileListing::from_objects(warehouse, listed.objects))
+    Ok(FileListing::from_objects(warehouse, &listed.objects))
 }
 
 impl FileListing {
     /// The visible files among `objects`, sorted by path, with full locations.
-    pub fn from_objects(warehouse: &Warehouse, objects: Vec<object_store::ObjectMeta>) -> Self {
+    pub fn from_objects(warehouse: &Warehouse, objects: &[object_store::ObjectMeta]) -> Self {
         let mut files: Vec<DataFile> = objects
-            .into_iter()
+            .iter()
             .filter(|o| !o.location.filename().is_some_and(metastore::is_hidden))
             .map(|o| DataFile {
                 path: warehouse.display(&o.location),

@@ -240,6 +240,6 @@ fn errors_say_what_was_expected_and_where() {
     );
     assert_eq!(
         err("SHOW PROCESSLIST"),
-        "Syntax error: Expected: CATALOGS, CREATE CATALOG, DATABASES, TABLES, COLUMNS, VARIABLES or WARNINGS, found: PROCESSLIST at Line: 1, Column: 6"
+        "Syntax error: Expected: CATALOGS, CREATE CATALOG, DATABASES, TABLES, PARTITIONS, COLUMNS, VARIABLES or WARNINGS, found: PROCESSLIST at Line: 1, Column: 6"
     );
 }

@@ -62,7 +62,9 @@ impl Server {
             .arg(data_dir)
             .stdout(Stdio::piped())
             .stderr(log_file)
-            .stdin(Stdio::null());
+            .stdin(Stdio::null())
+            // Tests start from empty catalogs unless they ask for the sample one.
+            .env("METACACHE_SAMPLE_CATALOG", "false");
         for (k, v) in env {
             command.env(k, v);
         }

@@ -1,0 +1,171 @@
+//! Cold against warm planning metadata — the partitions and file listing of a 10,000-file
+//! Hive-style table (100 partitions × 100 files) — on the local file system and on a real
+//! S3-compatible server (SeaweedFS on loopback, skipped when `weed` is not installed).
+//!
+//! cold: `REFRESH TABLE`, then plan (table object, partition walk, view, 100 listings);
+//! warm: plan again with every value cached. Run with `make bench-planning`; the ratio is
+//! what docs/benchmarks.md reports.
+
+#[path = "../tests/common/seaweed.rs"]
+#[allow(dead_code)]
+mod seaweed;
+
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use metacache_cache::Clock;
+use metacache_catalog::memory::{MemorySource, NodeMemory};
+use metacache_catalog::{CatalogManager, CreateCatalog, ManagerOptions, MemoryStore, Properties};
+use metacache_sources::{Connector, Sources};
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+const PARTITIONS: usize = 100;
+const FILES_PER_PARTITION: usize = 100;
+
+const TABLE_JSON: &str = r#"{"columns": [{"name": "id", "type": "bigint"}, {"name": "v", "type": "string"}],
+ "partition_keys": [{"name": "dt", "type": "string"}], "format": "parquet"}"#;
+
+/// Every object of the table: relative key and content.
+fn table_objects() -> Vec<(String, &'static [u8])> {
+    let mut objects = vec![(
+        "big.db/events/_table.json".to_owned(),
+        TABLE_JSON.as_bytes(),
+    )];
+    for p in 0..PARTITIONS {
+        for f in 0..FILES_PER_PARTITION {
+            objects.push((
+                format!(
+                    "big.db/events/dt=2024-{:02}-{:02}/part-{f:05}-c000.parquet",
+                    p / 28 + 1,
+                    p % 28 + 1
+                ),
+                b"PAR1",
+            ));
+        }
+    }
+    objects
+}
+
+fn sources() -> Arc<Sources> {
+    let mut options = ManagerOptions::new(Arc::new(MemoryStore::new()));
+    options.clock = Clock::System;
+    options.node_memory = Some(NodeMemory {
+        bytes: 16 << 30,
+        source: MemorySource::Physical,
+    });
+    Sources::new(Arc::new(CatalogManager::open(options).expect("manager")))
+}
+
+fn create(sources: &Sources, name: &str, pairs: Vec<(&str, String)>) {
+    sources
+        .manager()
+        .create_catalog(CreateCatalog {
+            name: name.to_owned(),
+            if_not_exists: false,
+            comment: String::new(),
+            properties: Properties::from_pairs(pairs),
+        })
+        .expect("create");
+}
+
+async fn plan(connector: &dyn Connector) -> usize {
+    let groups = connector.files("big", "events", &[]).await.expect("files");
+    let files: usize = groups.iter().map(|g| g.files.files.len()).sum();
+    assert_eq!(files, PARTITIONS * FILES_PER_PARTITION);
+    files
+}
+
+fn compare(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    label: &str,
+    sources: &Sources,
+    catalog: &str,
+) {
+    let connector = sources.connector(catalog).expect("connector");
+    let manager = Arc::clone(sources.manager());
+    let mut group = c.benchmark_group(format!("planning_10k_files/{label}"));
+    group.sample_size(20);
+    group.bench_function("cold", |b| {
+        b.iter(|| {
+            manager
+                .refresh_table(catalog, "big", "events")
+                .expect("refresh");
+            rt.block_on(plan(connector.as_ref()))
+        })
+    });
+    rt.block_on(plan(connector.as_ref()));
+    group.sample_size(100);
+    group.bench_function("warm", |b| b.iter(|| rt.block_on(plan(connector.as_ref()))));
+    group.finish();
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (key, bytes) in table_objects() {
+        let path = dir.path().join(&key);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, bytes).expect("write");
+    }
+    let local = sources();
+    create(
+        &local,
+        "local",
+        vec![
+            ("type", "hms".into()),
+            ("warehouse", format!("file://{}", dir.path().display())),
+        ],
+    );
+    compare(c, &rt, "local_fs", &local, "local");
+
+    let Some(server) = seaweed::Seaweed::start(&["bench"]) else {
+        return;
+    };
+    let s3: Arc<dyn ObjectStore> = Arc::new(
+        AmazonS3Builder::new()
+            .with_bucket_name("bench")
+            .with_region("us-east-1")
+            .with_endpoint(&server.s3_endpoint)
+            .with_allow_http(true)
+            .with_skip_signature(true)
+            .build()
+            .expect("s3"),
+    );
+    rt.block_on(async {
+        use futures::StreamExt;
+        futures::stream::iter(table_objects().into_iter().map(|(key, bytes)| {
+            let s3 = Arc::clone(&s3);
+            async move {
+                let path = Path::parse(format!("wh/{key}")).expect("path");
+                s3.put(&path, PutPayload::from_static(bytes))
+                    .await
+                    .expect("put");
+            }
+        }))
+        .buffer_unordered(32)
+        .collect::<Vec<()>>()
+        .await;
+    });
+    let remote = sources();
+    create(
+        &remote,
+        "s3",
+        vec![
+            ("type", "hms".into()),
+            ("warehouse", "s3://bench/wh".into()),
+            ("s3.endpoint", server.s3_endpoint.clone()),
+        ],
+    );
+    compare(c, &rt, "s3_seaweedfs", &remote, "s3");
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

