@@ -5,7 +5,7 @@ SHELL := bash
 .SHELLFLAGS := -eo pipefail -c
 TEST_LOG := $(or $(CARGO_TARGET_DIR),target)/metacache-test.log
 
-.PHONY: help run test test-deps fmt fmt-check lint bench bench-quick bench-lookaside doc clean
+.PHONY: help run test test-deps fmt fmt-check lint bench bench-quick bench-planning bench-lookaside doc clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -31,13 +31,16 @@ fmt-check: ## Fail on unformatted code
 lint: ## Clippy on every target, warnings are errors
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
-BENCH_CRATES := -p metacache-cache -p metacache-catalog -p metacache-sql -p metacache-server
+BENCH_CRATES := -p metacache-cache -p metacache-catalog -p metacache-sources -p metacache-sql -p metacache-server
 
 bench: ## Criterion benchmarks and the governance run (see docs/benchmarks.md)
 	$(CARGO) bench $(BENCH_CRATES) --benches --locked
 
 bench-quick: ## The same benchmarks with short measurement times
 	$(CARGO) bench $(BENCH_CRATES) --benches --locked -- --warm-up-time 1 --measurement-time 2
+
+bench-planning: ## Cold vs warm planning metadata of a 10,000-file Hive-style table, local FS and SeaweedFS S3
+	$(CARGO) bench -p metacache-sources --bench bench_planning --locked
 
 bench-lookaside: ## Look-aside GET throughput against nginx, both under wrk (needs wrk, nginx)
 	scripts/bench-lookaside.sh

@@ -3,8 +3,9 @@
 //! S3-compatible server (SeaweedFS on loopback, skipped when `weed` is not installed).
 //!
 //! cold: `REFRESH TABLE`, then plan (table object, partition walk, view, 100 listings);
-//! warm: plan again with every value cached. Run with `make bench-planning`; the ratio is
-//! what docs/benchmarks.md reports.
+//! warm: plan again with every value cached. Also an Iceberg table's metadata and manifests,
+//! cold against warm. Run with `make bench-planning`; the ratios are what
+//! docs/benchmarks.md reports.
 
 #[path = "../tests/common/seaweed.rs"]
 #[allow(dead_code)]
@@ -102,12 +103,59 @@ fn compare(
     group.finish();
 }
 
+/// Iceberg: the table's metadata and every manifest of its current snapshot (the pyiceberg
+/// fixture, manifest cache enabled), cold after `REFRESH TABLE` against warm.
+fn iceberg(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/iceberg/warehouse");
+    let sources = sources();
+    create(
+        &sources,
+        "ice",
+        vec![
+            ("type", "iceberg".into()),
+            ("iceberg.catalog.type", "jdbc".into()),
+            (
+                "uri",
+                format!("sqlite://{}", fixture.join("catalog.db").display()),
+            ),
+            ("warehouse", format!("file://{}", fixture.display())),
+            (
+                "location.rewrite-from",
+                "file:///tmp/metacache-iceberg-fixture".into(),
+            ),
+            ("meta.cache.iceberg.manifest.enable", "true".into()),
+        ],
+    );
+    let connector = sources.connector("ice").expect("connector");
+    let load = || async {
+        connector.schema("shop", "trips").await.expect("schema");
+        let files = connector.files("shop", "trips", &[]).await.expect("files");
+        assert!(!files.is_empty());
+    };
+    let manager = Arc::clone(sources.manager());
+    let mut group = c.benchmark_group("iceberg_table_and_manifests/local_fs");
+    group.bench_function("cold", |b| {
+        b.iter(|| {
+            manager
+                .refresh_table("ice", "shop", "trips")
+                .expect("refresh");
+            rt.block_on(load())
+        })
+    });
+    rt.block_on(load());
+    group.bench_function("warm", |b| b.iter(|| rt.block_on(load())));
+    group.finish();
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
+
+    iceberg(c, &rt);
 
     let dir = tempfile::tempdir().expect("temp dir");
     for (key, bytes) in table_objects() {

@@ -13,9 +13,26 @@
 //!   admitted by the ledger) or, where a rule leaves a cache out, is loaded detached.
 //! - A connector never outlives its catalog's properties ([`Sources`] rebuilds it).
 
+/// Implements `MetaKey` for key structs with `database` and `table` fields, so `REFRESH TABLE`
+/// and `REFRESH DATABASE` reach their values.
+macro_rules! table_scoped_keys {
+    ($($key:ty),+ $(,)?) => {$(
+        impl metacache_catalog::MetaKey for $key {
+            fn database(&self) -> Option<&str> {
+                Some(&self.database)
+            }
+            fn table(&self) -> Option<&str> {
+                Some(&self.table)
+            }
+        }
+    )+};
+}
+
 mod connector;
 mod error;
 pub mod hive;
+#[cfg(feature = "iceberg")]
+pub mod iceberg;
 pub mod model;
 mod sources;
 mod warehouse;
@@ -27,4 +44,4 @@ pub use model::{
     TableSchema,
 };
 pub use sources::Sources;
-pub use warehouse::{WAREHOUSE, Warehouse};
+pub use warehouse::{REWRITE_FROM, WAREHOUSE, Warehouse};

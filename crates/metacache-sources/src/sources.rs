@@ -94,9 +94,72 @@ fn build(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Conn
             })?;
             Ok(Arc::new(HiveConnector::new(Arc::clone(catalog), warehouse)))
         }
+        #[cfg(feature = "iceberg")]
+        "iceberg" => iceberg(catalog, properties),
         other => Err(Error::Unsupported {
             what: format!("Reading metadata of catalog '{name}' (type '{other}')"),
             connector: "metacache",
         }),
     }
+}
+
+/// `iceberg.catalog.type`: `hadoop` (tables found in the warehouse; the default) or
+/// `jdbc`/`sql` (a SQLite SQL catalog named by `uri`).
+#[cfg(feature = "iceberg")]
+fn iceberg(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Connector>> {
+    use crate::iceberg::{DirectoryCatalog, IcebergConnector, SqliteCatalog, TableCatalog};
+    let name = catalog.name();
+    let invalid = |reason: String| Error::Connection {
+        catalog: name.to_owned(),
+        reason,
+    };
+    let warehouse = Warehouse::open(name, properties)?.ok_or_else(|| Error::NoSource {
+        catalog: name.to_owned(),
+    })?;
+    let kind = properties
+        .get(metacache_engines::builtin::iceberg::CATALOG_TYPE_KEY)
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_else(|| "hadoop".to_owned());
+    let tables: Box<dyn TableCatalog> = match kind.as_str() {
+        "hadoop" => Box::new(DirectoryCatalog::new(name, warehouse.clone())),
+        "jdbc" | "sql" => {
+            let uri = properties.get("uri").map(str::trim).unwrap_or_default();
+            let path = uri
+                .strip_prefix("sqlite:///")
+                .map(|p| format!("/{p}"))
+                .or_else(|| uri.strip_prefix("jdbc:sqlite:").map(str::to_owned))
+                .or_else(|| uri.starts_with('/').then(|| uri.to_owned()))
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "'uri' must name a SQLite catalog file (sqlite:///abs/catalog.db, jdbc:sqlite:/abs/catalog.db), not '{uri}'"
+                    ))
+                })?;
+            if !std::path::Path::new(&path).is_file() {
+                return Err(invalid(format!(
+                    "the SQL catalog file '{path}' does not exist"
+                )));
+            }
+            let catalog_name = properties
+                .get("iceberg.catalog.name")
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty());
+            Box::new(SqliteCatalog::new(name, path.into(), catalog_name))
+        }
+        "rest" => {
+            return Err(Error::Unsupported {
+                what: "Reading an Iceberg REST catalog".to_owned(),
+                connector: "this build of metacache",
+            });
+        }
+        other => {
+            return Err(invalid(format!(
+                "'iceberg.catalog.type' = '{other}': use hadoop or jdbc"
+            )));
+        }
+    };
+    Ok(Arc::new(IcebergConnector::new(
+        Arc::clone(catalog),
+        warehouse,
+        tables,
+    )))
 }

@@ -7,6 +7,7 @@
 //! | `s3.region` | region (default `us-east-1`) |
 //! | `s3.access_key`, `s3.secret_key`, `s3.session_token` | credentials (secret: masked everywhere); without them, the `AWS_*` environment, else unsigned requests |
 //! | `use_path_style` | `true` (default) for `endpoint/bucket/key` requests, `false` for virtual-hosted buckets |
+//! | `location.rewrite-from` | a location prefix recorded in table metadata that now lives at `warehouse` (a copied warehouse, a fixture) |
 //!
 //! # Invariants
 //! - Paths handed to the store are relative to the warehouse root; [`Warehouse::display`]
@@ -24,6 +25,8 @@ use crate::{Error, Result};
 
 /// The property naming the warehouse root.
 pub const WAREHOUSE: &str = "warehouse";
+/// The property naming a recorded location prefix that [`WAREHOUSE`] replaces.
+pub const REWRITE_FROM: &str = "location.rewrite-from";
 
 /// A catalog's warehouse: an object store and the root inside it.
 #[derive(Clone)]
@@ -32,6 +35,8 @@ pub struct Warehouse {
     root: Path,
     /// `file:///dir` or `s3://bucket`, without a trailing `/`.
     base: String,
+    /// `location.rewrite-from`, without a trailing `/`.
+    rewrite_from: Option<String>,
 }
 
 impl std::fmt::Debug for Warehouse {
@@ -69,6 +74,7 @@ impl Warehouse {
                 store,
                 root: Path::from(prefix),
                 base: format!("s3://{bucket}"),
+                rewrite_from: rewrite_from(properties),
             }));
         }
         let dir = location.strip_prefix("file://").unwrap_or(location);
@@ -83,6 +89,7 @@ impl Warehouse {
             store: Arc::new(store),
             root: Path::default(),
             base: format!("file://{}", dir.trim_end_matches('/')),
+            rewrite_from: rewrite_from(properties),
         }))
     }
 
@@ -92,7 +99,35 @@ impl Warehouse {
             store,
             root,
             base: base.into(),
+            rewrite_from: None,
         }
+    }
+
+    /// The store path of an absolute location recorded in metadata (`file:///…`, `/…`,
+    /// `s3://bucket/…`), after `location.rewrite-from`; `None` if it lies outside the
+    /// warehouse's store.
+    pub fn resolve(&self, location: &str) -> Option<Path> {
+        let location = match location.strip_prefix('/') {
+            Some(_) if !location.starts_with("//") => format!("file://{location}"),
+            _ => location.to_owned(),
+        };
+        let location = match &self.rewrite_from {
+            Some(from) if location.starts_with(from.as_str()) => {
+                format!("{}{}", self.url(), &location[from.len()..])
+            }
+            _ => location,
+        };
+        let rest = location.strip_prefix(self.base.as_str())?;
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return None;
+        }
+        let path = Path::parse(rest.trim_start_matches('/')).ok()?;
+        (self.root.as_ref().is_empty() || path.prefix_matches(&self.root)).then_some(path)
+    }
+
+    /// The warehouse's own location: `base` plus the root.
+    fn url(&self) -> String {
+        self.display(&self.root)
     }
 
     /// The store.
@@ -123,6 +158,13 @@ impl Warehouse {
             format!("{}/{}", self.base, path.as_ref())
         }
     }
+}
+
+fn rewrite_from(properties: &Properties) -> Option<String> {
+    properties
+        .get(REWRITE_FROM)
+        .map(|v| v.trim().trim_end_matches('/').to_owned())
+        .filter(|v| !v.is_empty())
 }
 
 #[cfg(feature = "s3")]

@@ -136,3 +136,67 @@ fn table_objects_and_schemas() {
         max_size: None,
     });
 }
+
+/// Iceberg values projected from the real files of the pyiceberg fixture.
+#[cfg(feature = "iceberg")]
+mod iceberg_values {
+    use std::path::PathBuf;
+
+    use iceberg::spec::{Manifest, TableMetadata};
+    use metacache_estimate::counting::assert_estimate_within;
+    use metacache_sources::iceberg::{IcebergTable, ManifestValue};
+
+    use super::TOLERANCE;
+
+    fn table_dir(table: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/iceberg/warehouse/shop")
+            .join(table)
+            .join("metadata")
+    }
+
+    fn files(table: &str, suffix: &str) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(table_dir(table))
+            .expect("metadata dir")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.to_string_lossy().ends_with(suffix))
+            .collect();
+        found.sort();
+        found
+    }
+
+    #[test]
+    fn table_metadata_projection() {
+        for table in ["trips", "customers"] {
+            let newest = files(table, ".metadata.json")
+                .pop()
+                .expect("a metadata file");
+            let bytes = std::fs::read(&newest).expect("read");
+            let metadata: TableMetadata = serde_json::from_slice(&bytes).expect("parse");
+            let location = newest.display().to_string();
+            assert_estimate_within(&format!("IcebergTable ({table})"), TOLERANCE, || {
+                IcebergTable::from_metadata(location.clone(), &metadata)
+            });
+        }
+    }
+
+    #[test]
+    fn manifest_projection() {
+        let manifests: Vec<PathBuf> = ["trips", "customers"]
+            .iter()
+            .flat_map(|t| files(t, "-m0.avro").into_iter().chain(files(t, "-m1.avro")))
+            .collect();
+        assert!(manifests.len() >= 5);
+        for path in manifests {
+            let bytes = std::fs::read(&path).expect("read");
+            let manifest = Manifest::parse_avro(&bytes).expect("parse");
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            assert_estimate_within(&format!("ManifestValue ({name})"), TOLERANCE, || {
+                ManifestValue::from_manifest(&manifest)
+            });
+        }
+    }
+}

@@ -32,6 +32,7 @@ use metacache_engines::builtin::{default, hive};
 use metacache_estimate::EstimateSize;
 use object_store::ObjectStore as _;
 
+pub(crate) use metastore::subdirectories;
 pub use metastore::{FileMetastore, Metastore, STATS_FILE, TABLE_FILE};
 pub use values::{
     ColumnKey, ColumnStatistics, HivePartition, HiveTable, LocationKey, PartitionKey,

@@ -15,7 +15,6 @@
 use std::collections::BTreeMap;
 
 use mem_dbg::MemSize;
-use metacache_catalog::MetaKey;
 use metacache_estimate::{EstimateSize, Sizer, estimate_with_mem_dbg};
 use serde::{Deserialize, Serialize};
 
@@ -248,17 +247,4 @@ pub struct LocationKey {
     pub location: String,
 }
 
-macro_rules! table_scoped {
-    ($($key:ty),+) => {$(
-        impl MetaKey for $key {
-            fn database(&self) -> Option<&str> {
-                Some(&self.database)
-            }
-            fn table(&self) -> Option<&str> {
-                Some(&self.table)
-            }
-        }
-    )+};
-}
-
-table_scoped!(PartitionKey, ColumnKey, LocationKey);
+table_scoped_keys!(PartitionKey, ColumnKey, LocationKey);

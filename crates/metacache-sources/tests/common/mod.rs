@@ -78,3 +78,55 @@ pub fn stats(sources: &Sources, catalog: &str, entry_name: &str) -> CacheStats {
 pub fn url(dir: &Path) -> String {
     format!("file://{}", dir.display())
 }
+
+/// The committed Iceberg warehouse written by `tests/fixtures/iceberg/make_warehouse.py`.
+pub fn iceberg_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/iceberg/warehouse")
+}
+
+/// Where pyiceberg wrote the fixture: the prefix its recorded locations start with.
+pub const ICEBERG_WRITTEN_AT: &str = "file:///tmp/metacache-iceberg-fixture";
+
+/// CREATE CATALOG `name` of type iceberg over `warehouse` (a SQL catalog in its `catalog.db`
+/// when `sql`, else found by directory), with extra properties.
+pub fn create_iceberg(
+    sources: &Sources,
+    name: &str,
+    warehouse: &Path,
+    sql: bool,
+    extra: &[(&str, &str)],
+) {
+    let mut pairs: Vec<(String, String)> = vec![
+        ("type".into(), "iceberg".into()),
+        ("warehouse".into(), url(warehouse)),
+        ("location.rewrite-from".into(), ICEBERG_WRITTEN_AT.into()),
+    ];
+    if sql {
+        pairs.push(("iceberg.catalog.type".into(), "jdbc".into()));
+        pairs.push((
+            "uri".into(),
+            format!("sqlite://{}", warehouse.join("catalog.db").display()),
+        ));
+    }
+    pairs.extend(
+        extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+    );
+    sources
+        .manager()
+        .create_catalog(CreateCatalog {
+            name: name.to_owned(),
+            if_not_exists: false,
+            comment: String::new(),
+            properties: Properties::from_pairs(pairs),
+        })
+        .expect("create iceberg catalog");
+}
+
+/// A copy of the Iceberg fixture in a temporary directory.
+pub fn iceberg_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_dir(&iceberg_fixture(), dir.path());
+    dir
+}

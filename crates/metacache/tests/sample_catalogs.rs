@@ -1,6 +1,6 @@
-//! The sample Hive-style warehouse end to end: the real binary's first start creates catalog
-//! `sample`; the real mysql client and HTTP read its metadata through the caches, and the
-//! statistics table shows the loads, hits, single flight, REFRESH and weight rejections.
+//! The sample catalogs end to end: the real binary's first start creates catalogs `sample`
+//! and `sample_iceberg`; the real mysql client and HTTP read their metadata through the
+//! caches, and the statistics table shows loads, hits, single flight, REFRESH and rejections.
 
 mod common;
 
@@ -11,13 +11,19 @@ use serde_json::Value;
 
 const SAMPLE: &[(&str, &str)] = &[("METACACHE_SAMPLE_CATALOG", "true")];
 
-/// `entry_name → (requests, hits, misses, loads, weight, rejects, reason)` of catalog `sample`.
+/// `entry_name → (requests, hits, misses, loads, weight, rejects, reason)` of catalog `sample`
+/// (or `sample_iceberg` for the iceberg entries).
 fn stats(server: &Server, entry: &str) -> Vec<String> {
+    let catalog = if entry.starts_with("iceberg") {
+        "sample_iceberg"
+    } else {
+        "sample"
+    };
     let out = server.query(&format!(
         "SELECT request_count, hit_count, miss_count, load_success_count, estimated_weight, \
          weight_reject_count, last_weight_reject_reason \
          FROM information_schema.catalog_meta_cache_statistics \
-         WHERE catalog_name = 'sample' AND entry_name = '{entry}'"
+         WHERE catalog_name = '{catalog}' AND entry_name = '{entry}'"
     ));
     let row = out
         .lines()
@@ -36,7 +42,9 @@ fn number(field: &str) -> u64 {
 fn first_start_serves_the_sample_warehouse_through_the_caches() {
     let (_dir, data) = data_dir();
     let server = Server::start(&data, SAMPLE);
-    assert!(server.query("SHOW CATALOGS").contains("sample\thms"));
+    let catalogs = server.query("SHOW CATALOGS");
+    assert!(catalogs.contains("sample\thms"), "{catalogs}");
+    assert!(catalogs.contains("sample_iceberg\ticeberg"), "{catalogs}");
     assert_eq!(
         server.query("SHOW DATABASES FROM sample"),
         "Database\nsales\nweb\n"
@@ -181,7 +189,7 @@ fn concurrent_planners_share_loads_and_refresh_table_shows_new_partitions() {
     );
     assert_eq!(number(&file[0]), 16 * 6, "{file:?}");
 
-    let orders = data.join("sample-warehouse/sales.db/orders/dt=2024-01-04/region=us");
+    let orders = data.join("sample-warehouse/hive/sales.db/orders/dt=2024-01-04/region=us");
     std::fs::create_dir_all(&orders).expect("mkdir");
     std::fs::write(orders.join("part-00000.parquet"), b"PAR1").expect("write");
     let before = server.query("SHOW PARTITIONS FROM sample.sales.orders");
@@ -220,7 +228,7 @@ fn a_quota_too_small_for_a_listing_shows_its_reason_and_the_answer_is_still_righ
 fn the_sample_catalog_is_created_once_per_data_directory() {
     let (_dir, data) = data_dir();
     let server = Server::start(&data, SAMPLE);
-    server.query("DROP CATALOG sample");
+    server.query("DROP CATALOG sample; DROP CATALOG sample_iceberg");
     server.stop();
     let server = Server::start(&data, SAMPLE);
     assert!(
@@ -234,4 +242,35 @@ fn the_sample_catalog_is_created_once_per_data_directory() {
         !server.query("SHOW CATALOGS").contains("sample"),
         "off in tests by default"
     );
+}
+
+#[test]
+fn the_sample_iceberg_catalog_answers_through_sql_and_http() {
+    let (_dir, data) = data_dir();
+    let server = Server::start(&data, SAMPLE);
+    assert_eq!(
+        server.query("SHOW TABLES FROM sample_iceberg.shop"),
+        "Tables_in_shop\ncustomers\ntrips\n"
+    );
+    let desc = server.query("DESC sample_iceberg.shop.trips");
+    assert!(desc.contains("trip_id\tlong\tNo\t\tNULL\t\n"), "{desc}");
+    assert!(
+        desc.contains("pickup\tdate\tYes\t\tNULL\tPARTITION KEY\n"),
+        "{desc}"
+    );
+    let partitions = server.query("SHOW PARTITIONS FROM sample_iceberg.shop.trips");
+    assert_eq!(partitions.lines().count(), 5, "{partitions}");
+    let (status, body) = server.http(
+        "GET",
+        "/api/v1/catalogs/sample_iceberg/databases/shop/tables/trips/snapshots",
+        None,
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    let snapshots: Value = serde_json::from_str(&body).expect("json");
+    let list = snapshots["snapshots"].as_array().expect("array");
+    assert!(list.len() >= 5);
+    assert_eq!(list.iter().filter(|s| s["current"] == true).count(), 1);
+    let table = stats(&server, "iceberg-table");
+    assert_eq!(number(&table[3]), 1, "{table:?}");
 }

@@ -1,0 +1,676 @@
+//! The Iceberg connector: tables of a SQL catalog (SQLite) or a warehouse directory, their
+//! metadata and manifests read with the `iceberg` crate's parsers over `object_store` (local
+//! file system or S3), through the `iceberg` caches and `default.schema`.
+//!
+//! # How a question becomes loads
+//! - schema, table → `schema` ← `iceberg-table` ← catalog lookup + one metadata JSON read
+//! - snapshots → `iceberg-table`; latest snapshot → `iceberg-latest-snapshot`; format →
+//!   `iceberg-format`
+//! - partitions → `iceberg.list-partitions-view` / `iceberg-partition` of the current snapshot
+//!   ← the manifest list, then each data manifest through `iceberg-manifest` (which loads
+//!   every time while `meta.cache.iceberg.manifest.enable` is false, its default)
+//! - files → the manifest list, then each manifest through `iceberg-manifest`
+//! - equality delete field ids → `iceberg-equality-delete-field-ids` ← delete manifests
+//!
+//! # Invariants
+//! - Values are keyed by table (and snapshot or manifest), so `REFRESH TABLE` drops them all; a
+//!   snapshot's derived values never change, so a new snapshot is a new key, never stale data.
+//! - Locations recorded in metadata are resolved inside the warehouse (after
+//!   `location.rewrite-from`); one outside it is an error, not a read elsewhere.
+
+mod tables;
+mod values;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt};
+use iceberg::spec::{
+    DataContentType, FormatVersion, Manifest, ManifestContentType, ManifestList, Struct,
+    TableMetadata,
+};
+use metacache_cache::Cached;
+use metacache_catalog::{CacheId, Catalog, MetaKey, TableKey};
+use metacache_engines::builtin::{default, iceberg as def};
+use metacache_estimate::EstimateSize;
+use object_store::ObjectStoreExt as _;
+
+pub use tables::{DirectoryCatalog, SqliteCatalog, TableCatalog};
+pub use values::{
+    EqualityDeleteIds, IcebergPartition, IcebergTable, LatestSnapshot, ManifestEntryInfo,
+    ManifestKey, ManifestValue, MvccPartitionView, PartitionFieldInfo, PartitionNameList,
+    SnapshotEntry, SnapshotKey, SnapshotPartitions, SpecInfo, TableFormat,
+};
+
+use crate::connector::{Connector, PartitionFilter};
+use crate::warehouse::Warehouse;
+use crate::{
+    ColumnInfo, DataFile, Error, FileListing, PartitionFiles, PartitionInfo, Result, SnapshotInfo,
+    TableInfo, TableSchema,
+};
+
+const ENGINE: &str = "iceberg";
+/// `default.schema`.
+pub const SCHEMA: CacheId<TableKey, TableSchema> =
+    CacheId::new(metacache_engines::DEFAULT_ENGINE, default::SCHEMA);
+/// `iceberg-table`.
+pub const TABLE: CacheId<TableKey, IcebergTable> = CacheId::new(ENGINE, def::TABLE);
+/// `iceberg-latest-snapshot`.
+pub const LATEST_SNAPSHOT: CacheId<TableKey, LatestSnapshot> =
+    CacheId::new(ENGINE, def::LATEST_SNAPSHOT);
+/// `iceberg-format`.
+pub const FORMAT: CacheId<TableKey, TableFormat> = CacheId::new(ENGINE, def::FORMAT);
+/// `iceberg-manifest`.
+pub const MANIFEST: CacheId<ManifestKey, ManifestValue> = CacheId::new(ENGINE, def::MANIFEST);
+/// `iceberg-partition`.
+pub const PARTITION: CacheId<SnapshotKey, SnapshotPartitions> =
+    CacheId::new(ENGINE, def::PARTITION);
+/// `iceberg.list-partitions-view`.
+pub const LIST_PARTITIONS_VIEW: CacheId<SnapshotKey, PartitionNameList> =
+    CacheId::new(ENGINE, def::LIST_PARTITIONS_VIEW);
+/// `iceberg.mvcc-partition-view`.
+pub const MVCC_PARTITION_VIEW: CacheId<SnapshotKey, MvccPartitionView> =
+    CacheId::new(ENGINE, def::MVCC_PARTITION_VIEW);
+/// `iceberg-equality-delete-field-ids`.
+pub const EQUALITY_DELETE_FIELD_IDS: CacheId<SnapshotKey, EqualityDeleteIds> =
+    CacheId::new(ENGINE, def::EQUALITY_DELETE_FIELD_IDS);
+
+/// Manifests read at once on a miss.
+const MANIFEST_CONCURRENCY: usize = 16;
+
+/// An Iceberg catalog's connector.
+pub struct IcebergConnector {
+    catalog: Arc<Catalog>,
+    warehouse: Warehouse,
+    tables: Box<dyn TableCatalog>,
+}
+
+impl std::fmt::Debug for IcebergConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IcebergConnector")
+            .field("catalog", &self.catalog.name())
+            .field("warehouse", &self.warehouse)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IcebergConnector {
+    /// A connector over `warehouse` whose tables `tables` lists.
+    pub fn new(catalog: Arc<Catalog>, warehouse: Warehouse, tables: Box<dyn TableCatalog>) -> Self {
+        Self {
+            catalog,
+            warehouse,
+            tables,
+        }
+    }
+
+    async fn through<K, V, F, Fut>(&self, id: &CacheId<K, V>, key: K, load: F) -> Result<Cached<V>>
+    where
+        K: MetaKey,
+        V: EstimateSize + Send + Sync + 'static,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<V>>,
+    {
+        match self.catalog.cache(id)? {
+            Some(cache) => Ok(cache.get_or_load(key, load).await?),
+            None => Ok(Cached::detached(load().await?)),
+        }
+    }
+
+    /// Reads a file named by its recorded location.
+    async fn read(&self, location: &str) -> Result<bytes::Bytes> {
+        let path = self
+            .warehouse
+            .resolve(location)
+            .ok_or_else(|| Error::Invalid {
+                location: location.to_owned(),
+                reason:
+                    "the location is outside the catalog's warehouse (see 'location.rewrite-from')"
+                        .to_owned(),
+            })?;
+        let display = self.warehouse.display(&path);
+        let found = self
+            .warehouse
+            .store()
+            .get(&path)
+            .await
+            .map_err(|e| Error::store(&display, e))?;
+        found.bytes().await.map_err(|e| Error::store(display, e))
+    }
+
+    /// Where a recorded location is now, for users and planners.
+    fn locate(&self, location: &str) -> String {
+        self.warehouse
+            .resolve(location)
+            .map_or_else(|| location.to_owned(), |p| self.warehouse.display(&p))
+    }
+
+    /// The table (`iceberg-table`).
+    pub async fn iceberg_table(&self, database: &str, table: &str) -> Result<Cached<IcebergTable>> {
+        self.through(&TABLE, TableKey::new(database, table), || async {
+            let location = self.tables.metadata_location(database, table).await?;
+            let bytes = self.read(&location).await?;
+            let metadata: TableMetadata =
+                serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
+                    location: location.clone(),
+                    reason: e.to_string(),
+                })?;
+            Ok(IcebergTable::from_metadata(location, &metadata))
+        })
+        .await
+    }
+
+    /// The latest snapshot (`iceberg-latest-snapshot`).
+    pub async fn latest_snapshot(
+        &self,
+        database: &str,
+        table: &str,
+    ) -> Result<Cached<LatestSnapshot>> {
+        self.through(&LATEST_SNAPSHOT, TableKey::new(database, table), || async {
+            let t = self.iceberg_table(database, table).await?;
+            Ok(LatestSnapshot {
+                snapshot_id: t.current_snapshot_id,
+                timestamp_millis: t.current_snapshot().map(|s| s.timestamp_millis),
+            })
+        })
+        .await
+    }
+
+    /// Format version and file format (`iceberg-format`).
+    pub async fn format(&self, database: &str, table: &str) -> Result<Cached<TableFormat>> {
+        self.through(&FORMAT, TableKey::new(database, table), || async {
+            let t = self.iceberg_table(database, table).await?;
+            Ok(TableFormat {
+                format_version: t.format_version,
+                file_format: t.file_format().to_owned(),
+            })
+        })
+        .await
+    }
+
+    /// One parsed manifest (`iceberg-manifest`).
+    pub async fn manifest(
+        &self,
+        database: &str,
+        table: &str,
+        path: &str,
+    ) -> Result<Cached<ManifestValue>> {
+        let key = ManifestKey {
+            database: database.to_owned(),
+            table: table.to_owned(),
+            path: path.to_owned(),
+        };
+        self.through(&MANIFEST, key, || async {
+            let bytes = self.read(path).await?;
+            let manifest = Manifest::parse_avro(&bytes).map_err(|e| Error::Invalid {
+                location: path.to_owned(),
+                reason: e.to_string(),
+            })?;
+            Ok(ManifestValue::from_manifest(&manifest))
+        })
+        .await
+    }
+
+    /// The manifests of the current snapshot: (path, content is data).
+    async fn manifest_paths(&self, table: &IcebergTable) -> Result<Vec<(String, bool)>> {
+        let Some(snapshot) = table.current_snapshot() else {
+            return Ok(Vec::new());
+        };
+        let bytes = self.read(&snapshot.manifest_list).await?;
+        let version = match table.format_version {
+            1 => FormatVersion::V1,
+            2 => FormatVersion::V2,
+            _ => FormatVersion::V3,
+        };
+        let list =
+            ManifestList::parse_with_version(&bytes, version).map_err(|e| Error::Invalid {
+                location: snapshot.manifest_list.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(list
+            .entries()
+            .iter()
+            .map(|m| {
+                (
+                    m.manifest_path.clone(),
+                    m.content == ManifestContentType::Data,
+                )
+            })
+            .collect())
+    }
+
+    /// Every manifest of the current snapshot whose content is (not) data, parsed.
+    async fn manifests(
+        &self,
+        database: &str,
+        table: &str,
+        t: &IcebergTable,
+        data: bool,
+    ) -> Result<Vec<Cached<ManifestValue>>> {
+        let paths = self.manifest_paths(t).await?;
+        futures::stream::iter(
+            paths
+                .into_iter()
+                .filter(|(_, is_data)| *is_data == data)
+                .map(|(path, _)| async move { self.manifest(database, table, &path).await }),
+        )
+        .buffered(MANIFEST_CONCURRENCY)
+        .try_collect()
+        .await
+    }
+
+    fn snapshot_key(database: &str, table: &str, t: &IcebergTable) -> SnapshotKey {
+        SnapshotKey {
+            database: database.to_owned(),
+            table: table.to_owned(),
+            snapshot_id: t.current_snapshot_id.unwrap_or(-1),
+        }
+    }
+
+    /// The partitions of the current snapshot (`iceberg-partition`).
+    pub async fn snapshot_partitions(
+        &self,
+        database: &str,
+        table: &str,
+    ) -> Result<Cached<SnapshotPartitions>> {
+        let t = self.iceberg_table(database, table).await?;
+        self.through(
+            &PARTITION,
+            Self::snapshot_key(database, table, &t),
+            || async {
+                let manifests = self.manifests(database, table, &t, true).await?;
+                Ok(aggregate_partitions(&manifests))
+            },
+        )
+        .await
+    }
+
+    /// Partition names of the current snapshot (`iceberg.list-partitions-view`).
+    pub async fn partition_names(
+        &self,
+        database: &str,
+        table: &str,
+    ) -> Result<Cached<PartitionNameList>> {
+        let t = self.iceberg_table(database, table).await?;
+        self.through(
+            &LIST_PARTITIONS_VIEW,
+            Self::snapshot_key(database, table, &t),
+            || async {
+                let partitions = self.snapshot_partitions(database, table).await?;
+                let mut names: Vec<String> = partitions
+                    .partitions
+                    .iter()
+                    .map(|p| p.name.clone())
+                    .collect();
+                names.shrink_to_fit();
+                Ok(PartitionNameList(names))
+            },
+        )
+        .await
+    }
+
+    /// For each partition, the snapshot that last changed it (`iceberg.mvcc-partition-view`).
+    pub async fn mvcc_view(
+        &self,
+        database: &str,
+        table: &str,
+    ) -> Result<Cached<MvccPartitionView>> {
+        let t = self.iceberg_table(database, table).await?;
+        self.through(
+            &MVCC_PARTITION_VIEW,
+            Self::snapshot_key(database, table, &t),
+            || async {
+                let partitions = self.snapshot_partitions(database, table).await?;
+                let mut view: Vec<(String, Option<i64>)> = partitions
+                    .partitions
+                    .iter()
+                    .map(|p| (p.name.clone(), p.last_updated_snapshot_id))
+                    .collect();
+                view.shrink_to_fit();
+                Ok(MvccPartitionView(view))
+            },
+        )
+        .await
+    }
+
+    /// Field ids of the current snapshot's equality deletes
+    /// (`iceberg-equality-delete-field-ids`).
+    pub async fn equality_delete_field_ids(
+        &self,
+        database: &str,
+        table: &str,
+    ) -> Result<Cached<EqualityDeleteIds>> {
+        let t = self.iceberg_table(database, table).await?;
+        self.through(
+            &EQUALITY_DELETE_FIELD_IDS,
+            Self::snapshot_key(database, table, &t),
+            || async {
+                let manifests = self.manifests(database, table, &t, false).await?;
+                let mut ids: Vec<i32> = manifests
+                    .iter()
+                    .flat_map(|m| m.entries.iter())
+                    .filter(|e| e.alive && e.content == 2)
+                    .flat_map(|e| e.equality_ids.iter().copied())
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids.shrink_to_fit();
+                Ok(EqualityDeleteIds(ids))
+            },
+        )
+        .await
+    }
+}
+
+fn selects(filter: &PartitionFilter, spec: Option<&SpecInfo>, values: &[Option<String>]) -> bool {
+    filter.iter().all(|(column, wanted)| {
+        let Some(spec) = spec else { return false };
+        let Some(index) = spec
+            .fields
+            .iter()
+            .position(|f| f.name.eq_ignore_ascii_case(column))
+        else {
+            return false;
+        };
+        let value = values
+            .get(index)
+            .cloned()
+            .flatten()
+            .unwrap_or_else(|| "null".to_owned());
+        wanted.contains(&value)
+    })
+}
+
+impl IcebergTable {
+    /// The projection of parsed table metadata read from `metadata_location`.
+    pub fn from_metadata(metadata_location: String, m: &TableMetadata) -> IcebergTable {
+        let schema = m.current_schema();
+        let columns: Vec<ColumnInfo> = schema
+            .as_struct()
+            .fields()
+            .iter()
+            .map(|f| ColumnInfo {
+                name: f.name.clone(),
+                data_type: f.field_type.to_string(),
+                nullable: !f.required,
+                comment: f.doc.clone().unwrap_or_default(),
+            })
+            .collect();
+        let column_name = |id: i32| {
+            m.schemas_iter()
+                .find_map(|s| s.field_by_id(id).map(|f| f.name.clone()))
+                .unwrap_or_default()
+        };
+        let mut specs: Vec<SpecInfo> = m
+            .partition_specs_iter()
+            .map(|spec| SpecInfo {
+                spec_id: spec.spec_id(),
+                fields: spec
+                    .fields()
+                    .iter()
+                    .map(|f| PartitionFieldInfo {
+                        name: f.name.clone(),
+                        transform: f.transform.to_string(),
+                        source_column: column_name(f.source_id),
+                    })
+                    .collect(),
+            })
+            .collect();
+        specs.sort_by_key(|s| s.spec_id);
+        let mut snapshots: Vec<SnapshotEntry> = m
+            .snapshots()
+            .map(|s| SnapshotEntry {
+                id: s.snapshot_id(),
+                parent_id: s.parent_snapshot_id(),
+                timestamp_millis: s.timestamp_ms(),
+                operation: s.summary().operation.as_str().to_owned(),
+                manifest_list: s.manifest_list().to_owned(),
+            })
+            .collect();
+        snapshots.sort_by_key(|s| (s.timestamp_millis, s.id));
+        IcebergTable {
+            metadata_location,
+            location: m.location().to_owned(),
+            format_version: match m.format_version() {
+                FormatVersion::V1 => 1,
+                FormatVersion::V2 => 2,
+                FormatVersion::V3 => 3,
+            },
+            current_snapshot_id: m.current_snapshot_id(),
+            columns,
+            default_spec_id: m.default_partition_spec().spec_id(),
+            specs,
+            snapshots,
+            properties: m
+                .properties()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+}
+
+impl ManifestValue {
+    /// The projection of a parsed manifest.
+    pub fn from_manifest(manifest: &Manifest) -> ManifestValue {
+        let metadata = manifest.metadata();
+        let spec = metadata.partition_spec();
+        let schema = metadata.schema();
+        let entries = manifest
+            .entries()
+            .iter()
+            .map(|entry| {
+                let file = entry.data_file();
+                let partition: &Struct = file.partition();
+                let values: Vec<Option<String>> = spec
+                    .fields()
+                    .iter()
+                    .zip(partition.iter())
+                    .map(|(field, literal)| {
+                        let literal = literal?;
+                        let source = schema.field_by_id(field.source_id)?;
+                        let result_type = field.transform.result_type(&source.field_type).ok()?;
+                        Some(field.transform.to_human_string(&result_type, Some(literal)))
+                    })
+                    .collect();
+                let name = if spec.fields().is_empty() {
+                    String::new()
+                } else {
+                    spec.partition_to_path(partition, Arc::clone(schema))
+                };
+                ManifestEntryInfo {
+                    alive: entry.is_alive(),
+                    content: match file.content_type() {
+                        DataContentType::Data => 0,
+                        DataContentType::PositionDeletes => 1,
+                        DataContentType::EqualityDeletes => 2,
+                    },
+                    path: file.file_path().to_owned(),
+                    size: file.file_size_in_bytes(),
+                    record_count: file.record_count(),
+                    partition: name,
+                    partition_values: values,
+                    equality_ids: file.equality_ids().unwrap_or_default(),
+                    snapshot_id: entry.snapshot_id(),
+                }
+            })
+            .collect();
+        ManifestValue {
+            spec_id: spec.spec_id(),
+            entries,
+        }
+    }
+}
+
+fn aggregate_partitions(manifests: &[Cached<ManifestValue>]) -> SnapshotPartitions {
+    let mut by_name: BTreeMap<&str, IcebergPartition> = BTreeMap::new();
+    for manifest in manifests {
+        for e in manifest
+            .entries
+            .iter()
+            .filter(|e| e.alive && e.content == 0)
+        {
+            let p = by_name
+                .entry(&e.partition)
+                .or_insert_with(|| IcebergPartition {
+                    name: e.partition.clone(),
+                    values: e.partition_values.clone(),
+                    spec_id: manifest.spec_id,
+                    file_count: 0,
+                    record_count: 0,
+                    total_bytes: 0,
+                    last_updated_snapshot_id: None,
+                });
+            p.file_count += 1;
+            p.record_count += e.record_count;
+            p.total_bytes += e.size;
+            p.last_updated_snapshot_id = p.last_updated_snapshot_id.max(e.snapshot_id);
+        }
+    }
+    let mut partitions: Vec<IcebergPartition> = by_name.into_values().collect();
+    partitions.shrink_to_fit();
+    SnapshotPartitions { partitions }
+}
+
+#[async_trait]
+impl Connector for IcebergConnector {
+    fn kind(&self) -> &'static str {
+        "iceberg"
+    }
+
+    async fn databases(&self) -> Result<Vec<String>> {
+        self.tables.namespaces().await
+    }
+
+    async fn tables(&self, database: &str) -> Result<Vec<String>> {
+        self.tables.tables(database).await
+    }
+
+    async fn table(&self, database: &str, table: &str) -> Result<TableInfo> {
+        let t = self.iceberg_table(database, table).await?;
+        let format = self.format(database, table).await?;
+        Ok(TableInfo {
+            database: database.to_owned(),
+            table: table.to_owned(),
+            location: self.locate(&t.location),
+            format: format.file_format.clone(),
+            comment: t.comment().to_owned(),
+            partition_keys: t
+                .default_spec()
+                .map(|s| s.fields.iter().map(|f| f.name.clone()).collect())
+                .unwrap_or_default(),
+        })
+    }
+
+    async fn schema(&self, database: &str, table: &str) -> Result<Cached<TableSchema>> {
+        self.through(&SCHEMA, TableKey::new(database, table), || async {
+            let t = self.iceberg_table(database, table).await?;
+            let mut keys: Vec<String> = Vec::new();
+            for f in t
+                .default_spec()
+                .map(|s| s.fields.as_slice())
+                .unwrap_or_default()
+            {
+                if !keys.contains(&f.source_column) {
+                    keys.push(f.source_column.clone());
+                }
+            }
+            Ok(TableSchema {
+                columns: t.columns.clone(),
+                partition_keys: keys,
+            })
+        })
+        .await
+    }
+
+    async fn partitions(
+        &self,
+        database: &str,
+        table: &str,
+        filter: &PartitionFilter,
+    ) -> Result<Vec<PartitionInfo>> {
+        let t = self.iceberg_table(database, table).await?;
+        let names = self.partition_names(database, table).await?;
+        let partitions = self.snapshot_partitions(database, table).await?;
+        Ok(names
+            .0
+            .iter()
+            .filter_map(|name| partitions.partitions.iter().find(|p| &p.name == name))
+            .filter(|p| {
+                let spec = t.specs.iter().find(|s| s.spec_id == p.spec_id);
+                selects(filter, spec, &p.values)
+            })
+            .map(|p| PartitionInfo {
+                name: p.name.clone(),
+                values: p
+                    .values
+                    .iter()
+                    .map(|v| v.clone().unwrap_or_else(|| "null".to_owned()))
+                    .collect(),
+                location: None,
+            })
+            .collect())
+    }
+
+    async fn files(
+        &self,
+        database: &str,
+        table: &str,
+        filter: &PartitionFilter,
+    ) -> Result<Vec<PartitionFiles>> {
+        let t = self.iceberg_table(database, table).await?;
+        let manifests = self.manifests(database, table, &t, true).await?;
+        let committed = |snapshot: Option<i64>| {
+            snapshot
+                .and_then(|id| t.snapshots.iter().find(|s| s.id == id))
+                .map_or(0, |s| s.timestamp_millis)
+        };
+        let mut groups: BTreeMap<String, Vec<DataFile>> = BTreeMap::new();
+        for manifest in &manifests {
+            let spec = t.specs.iter().find(|s| s.spec_id == manifest.spec_id);
+            for e in manifest
+                .entries
+                .iter()
+                .filter(|e| e.alive && e.content == 0)
+            {
+                if !selects(filter, spec, &e.partition_values) {
+                    continue;
+                }
+                groups
+                    .entry(e.partition.clone())
+                    .or_default()
+                    .push(DataFile {
+                        path: self.locate(&e.path),
+                        size: e.size,
+                        modified_millis: committed(e.snapshot_id),
+                    });
+            }
+        }
+        Ok(groups
+            .into_iter()
+            .map(|(partition, mut files)| {
+                files.sort_by(|a, b| a.path.cmp(&b.path));
+                PartitionFiles {
+                    partition: (!partition.is_empty()).then_some(partition),
+                    files: Cached::detached(FileListing { files }),
+                }
+            })
+            .collect())
+    }
+
+    async fn snapshots(&self, database: &str, table: &str) -> Result<Vec<SnapshotInfo>> {
+        let t = self.iceberg_table(database, table).await?;
+        Ok(t.snapshots
+            .iter()
+            .map(|s| SnapshotInfo {
+                id: s.id,
+                parent_id: s.parent_id,
+                timestamp_millis: s.timestamp_millis,
+                operation: s.operation.clone(),
+                current: Some(s.id) == t.current_snapshot_id,
+            })
+            .collect())
+    }
+}
