@@ -107,19 +107,47 @@ fn build(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Conn
 /// `jdbc`/`sql` (a SQLite SQL catalog named by `uri`).
 #[cfg(feature = "iceberg")]
 fn iceberg(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Connector>> {
-    use crate::iceberg::{DirectoryCatalog, IcebergConnector, SqliteCatalog, TableCatalog};
+    use crate::iceberg::{
+        DirectoryCatalog, IcebergConnector, RestCatalog, SqliteCatalog, Storage, TableCatalog,
+    };
     let name = catalog.name();
     let invalid = |reason: String| Error::Connection {
         catalog: name.to_owned(),
         reason,
     };
-    let warehouse = Warehouse::open(name, properties)?.ok_or_else(|| Error::NoSource {
-        catalog: name.to_owned(),
-    })?;
     let kind = properties
         .get(metacache_engines::builtin::iceberg::CATALOG_TYPE_KEY)
         .map(|v| v.trim().to_ascii_lowercase())
         .unwrap_or_else(|| "hadoop".to_owned());
+    let get = |key: &str| properties.get(key).map(str::trim).filter(|v| !v.is_empty());
+    if kind == "rest" {
+        let uri = get("uri").ok_or_else(|| invalid("a REST catalog needs 'uri'".to_owned()))?;
+        if !(uri.starts_with("http://") || uri.starts_with("https://")) {
+            return Err(invalid(format!(
+                "'uri' must be an http(s) URL, not '{uri}'"
+            )));
+        }
+        let token = get("iceberg.rest.oauth2.token").or_else(|| get("token"));
+        let tables = RestCatalog::new(
+            name,
+            uri,
+            get(crate::WAREHOUSE).map(str::to_owned),
+            token.map(str::to_owned),
+        );
+        let storage = Storage::Buckets {
+            catalog: name.to_owned(),
+            properties: properties.clone(),
+            opened: parking_lot::Mutex::new(std::collections::HashMap::new()),
+        };
+        return Ok(Arc::new(IcebergConnector::new(
+            Arc::clone(catalog),
+            storage,
+            Box::new(tables),
+        )));
+    }
+    let warehouse = Warehouse::open(name, properties)?.ok_or_else(|| Error::NoSource {
+        catalog: name.to_owned(),
+    })?;
     let tables: Box<dyn TableCatalog> = match kind.as_str() {
         "hadoop" => Box::new(DirectoryCatalog::new(name, warehouse.clone())),
         "jdbc" | "sql" => {
@@ -145,21 +173,15 @@ fn iceberg(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Co
                 .filter(|v| !v.is_empty());
             Box::new(SqliteCatalog::new(name, path.into(), catalog_name))
         }
-        "rest" => {
-            return Err(Error::Unsupported {
-                what: "Reading an Iceberg REST catalog".to_owned(),
-                connector: "this build of metacache",
-            });
-        }
         other => {
             return Err(invalid(format!(
-                "'iceberg.catalog.type' = '{other}': use hadoop or jdbc"
+                "'iceberg.catalog.type' = '{other}': use hadoop, jdbc or rest"
             )));
         }
     };
     Ok(Arc::new(IcebergConnector::new(
         Arc::clone(catalog),
-        warehouse,
+        Storage::Warehouse(warehouse),
         tables,
     )))
 }

@@ -6,7 +6,7 @@ mod common;
 
 use common::{create_iceberg, iceberg_copy, iceberg_fixture, sources, stats};
 use metacache_engines::builtin::iceberg as def;
-use metacache_sources::iceberg::IcebergConnector;
+use metacache_sources::iceberg::{IcebergConnector, Storage};
 
 #[tokio::test]
 async fn the_sql_catalog_lists_and_describes_tables() {
@@ -135,7 +135,7 @@ fn iceberg_connector(sources: &metacache_sources::Sources, name: &str) -> Iceber
         .trim_start_matches("sqlite://")
         .to_owned();
     let tables = metacache_sources::iceberg::SqliteCatalog::new(name, uri.into(), None);
-    IcebergConnector::new(catalog, warehouse, Box::new(tables))
+    IcebergConnector::new(catalog, Storage::Warehouse(warehouse), Box::new(tables))
 }
 
 #[tokio::test]

@@ -18,10 +18,11 @@
 //! - Locations recorded in metadata are resolved inside the warehouse (after
 //!   `location.rewrite-from`); one outside it is an error, not a read elsewhere.
 
+mod rest;
 mod tables;
 mod values;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -32,11 +33,13 @@ use iceberg::spec::{
     TableMetadata,
 };
 use metacache_cache::Cached;
-use metacache_catalog::{CacheId, Catalog, MetaKey, TableKey};
+use metacache_catalog::{CacheId, Catalog, MetaKey, Properties, TableKey};
 use metacache_engines::builtin::{default, iceberg as def};
 use metacache_estimate::EstimateSize;
 use object_store::ObjectStoreExt as _;
+use parking_lot::Mutex;
 
+pub use rest::RestCatalog;
 pub use tables::{DirectoryCatalog, SqliteCatalog, TableCatalog};
 pub use values::{
     EqualityDeleteIds, IcebergPartition, IcebergTable, LatestSnapshot, ManifestEntryInfo,
@@ -80,10 +83,84 @@ pub const EQUALITY_DELETE_FIELD_IDS: CacheId<SnapshotKey, EqualityDeleteIds> =
 /// Manifests read at once on a miss.
 const MANIFEST_CONCURRENCY: usize = 16;
 
+/// The property naming where `location.rewrite-from` now lives, for REST catalogs (whose
+/// `warehouse` is a name, not a location).
+pub const REWRITE_TO: &str = "location.rewrite-to";
+
+/// Where the files of a catalog's tables are read from.
+pub enum Storage {
+    /// One warehouse holds every table (SQL and directory catalogs).
+    Warehouse(Warehouse),
+    /// Each S3 bucket that metadata names is opened on first use with the catalog's `s3.*`
+    /// properties (REST catalogs, whose `warehouse` is a name, not a location).
+    Buckets {
+        /// The catalog, for errors.
+        catalog: String,
+        /// Its properties (`s3.*`, `location.rewrite-from`).
+        properties: Properties,
+        /// Buckets opened so far.
+        opened: Mutex<HashMap<String, Warehouse>>,
+    },
+}
+
+impl Storage {
+    /// The warehouse that holds `location`, and the location to resolve in it.
+    fn for_location(&self, location: &str) -> Result<(Warehouse, String)> {
+        match self {
+            Storage::Warehouse(w) => Ok((w.clone(), location.to_owned())),
+            Storage::Buckets {
+                catalog,
+                properties,
+                opened,
+            } => {
+                let get = |key: &str| properties.get(key).map(|v| v.trim().trim_end_matches('/'));
+                let location = match (get(crate::REWRITE_FROM), get(REWRITE_TO)) {
+                    (Some(from), Some(to)) if !from.is_empty() && location.starts_with(from) => {
+                        format!("{to}{}", &location[from.len()..])
+                    }
+                    _ => location.to_owned(),
+                };
+                let bucket = location
+                    .strip_prefix("s3://")
+                    .and_then(|rest| rest.split('/').next())
+                    .filter(|b| !b.is_empty())
+                    .ok_or_else(|| Error::Invalid {
+                        location: location.clone(),
+                        reason: "a REST catalog's files must be on S3 (s3://bucket/…)".to_owned(),
+                    })?;
+                let mut opened = opened.lock();
+                if let Some(w) = opened.get(bucket) {
+                    return Ok((w.clone(), location));
+                }
+                let mut props = properties.clone();
+                props.insert(crate::WAREHOUSE, format!("s3://{bucket}"));
+                props.insert(crate::REWRITE_FROM, "");
+                let w = Warehouse::open(catalog, &props)?.ok_or_else(|| Error::NoSource {
+                    catalog: catalog.clone(),
+                })?;
+                opened.insert(bucket.to_owned(), w.clone());
+                Ok((w, location))
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Storage::Warehouse(w) => w.fmt(f),
+            Storage::Buckets { opened, .. } => f
+                .debug_struct("Buckets")
+                .field("opened", &opened.lock().keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
 /// An Iceberg catalog's connector.
 pub struct IcebergConnector {
     catalog: Arc<Catalog>,
-    warehouse: Warehouse,
+    storage: Storage,
     tables: Box<dyn TableCatalog>,
 }
 
@@ -91,17 +168,17 @@ impl std::fmt::Debug for IcebergConnector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("IcebergConnector")
             .field("catalog", &self.catalog.name())
-            .field("warehouse", &self.warehouse)
+            .field("storage", &self.storage)
             .finish_non_exhaustive()
     }
 }
 
 impl IcebergConnector {
-    /// A connector over `warehouse` whose tables `tables` lists.
-    pub fn new(catalog: Arc<Catalog>, warehouse: Warehouse, tables: Box<dyn TableCatalog>) -> Self {
+    /// A connector reading `storage`, whose tables `tables` lists.
+    pub fn new(catalog: Arc<Catalog>, storage: Storage, tables: Box<dyn TableCatalog>) -> Self {
         Self {
             catalog,
-            warehouse,
+            storage,
             tables,
         }
     }
@@ -121,18 +198,17 @@ impl IcebergConnector {
 
     /// Reads a file named by its recorded location.
     async fn read(&self, location: &str) -> Result<bytes::Bytes> {
-        let path = self
-            .warehouse
-            .resolve(location)
+        let (warehouse, rewritten) = self.storage.for_location(location)?;
+        let path = warehouse
+            .resolve(&rewritten)
             .ok_or_else(|| Error::Invalid {
                 location: location.to_owned(),
                 reason:
                     "the location is outside the catalog's warehouse (see 'location.rewrite-from')"
                         .to_owned(),
             })?;
-        let display = self.warehouse.display(&path);
-        let found = self
-            .warehouse
+        let display = warehouse.display(&path);
+        let found = warehouse
             .store()
             .get(&path)
             .await
@@ -142,9 +218,12 @@ impl IcebergConnector {
 
     /// Where a recorded location is now, for users and planners.
     fn locate(&self, location: &str) -> String {
-        self.warehouse
-            .resolve(location)
-            .map_or_else(|| location.to_owned(), |p| self.warehouse.display(&p))
+        let Ok((warehouse, rewritten)) = self.storage.for_location(location) else {
+            return location.to_owned();
+        };
+        warehouse
+            .resolve(&rewritten)
+            .map_or(rewritten, |p| warehouse.display(&p))
     }
 
     /// The table (`iceberg-table`).

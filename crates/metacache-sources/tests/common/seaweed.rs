@@ -14,8 +14,9 @@ pub struct Seaweed {
     child: Child,
     /// `http://127.0.0.1:<port>` of its S3 API.
     pub s3_endpoint: String,
-    /// `http://127.0.0.1:<port>` of its Iceberg REST catalog.
-    #[allow(dead_code)] // the Iceberg REST tests use it
+    /// `http://127.0.0.1:<port>` of its Iceberg REST catalog (warehouse `warehouse`, table
+    /// bucket `warehouse`).
+    #[allow(dead_code)] // only the Iceberg REST tests use it
     pub iceberg_endpoint: String,
     dir: tempfile::TempDir,
 }
@@ -70,6 +71,8 @@ impl Seaweed {
             format!("-s3.config={}", config.display()),
             format!("-s3.port={s3}"),
             format!("-s3.port.iceberg={iceberg}"),
+            // The table bucket the Iceberg REST catalog serves (its warehouse `warehouse`).
+            "-tableBucket=warehouse".to_owned(),
         ];
         if !buckets.is_empty() {
             args.push(format!("-bucket={}", buckets.join(",")));

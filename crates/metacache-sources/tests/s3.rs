@@ -1,0 +1,312 @@
+//! The connectors against a real S3-compatible server (SeaweedFS on loopback): the fixture
+//! warehouses uploaded to a bucket read the same as on the local file system, through the same
+//! caches; REFRESH TABLE shows a new object; a missing bucket is a clear error.
+
+mod common;
+#[path = "common/seaweed.rs"]
+mod seaweed;
+
+use std::sync::Arc;
+
+use common::{ICEBERG_WRITTEN_AT, create_hive, fixture_warehouse, iceberg_fixture, sources, stats};
+use futures::TryStreamExt;
+use metacache_engines::builtin::hive;
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use seaweed::Seaweed;
+
+fn bucket_store(server: &Seaweed, bucket: &str) -> Arc<dyn ObjectStore> {
+    Arc::new(
+        AmazonS3Builder::new()
+            .with_bucket_name(bucket)
+            .with_region("us-east-1")
+            .with_endpoint(&server.s3_endpoint)
+            .with_allow_http(true)
+            .with_skip_signature(true)
+            .build()
+            .expect("s3 client"),
+    )
+}
+
+/// Copies the fixture warehouse to `s3://hive/<prefix>/`, keeping object names byte for byte.
+async fn upload_fixture(s3: &dyn ObjectStore, prefix: &str) -> usize {
+    upload(s3, &fixture_warehouse(), prefix).await
+}
+
+/// Copies the directory `from` to `<prefix>/` of the bucket.
+async fn upload(s3: &dyn ObjectStore, from: &std::path::Path, prefix: &str) -> usize {
+    let local = LocalFileSystem::new_with_prefix(from).expect("fixture");
+    let objects: Vec<_> = local.list(None).try_collect().await.expect("list fixture");
+    for object in &objects {
+        let bytes = local
+            .get(&object.location)
+            .await
+            .expect("get")
+            .bytes()
+            .await
+            .expect("bytes");
+        let target = Path::parse(format!("{prefix}/{}", object.location)).expect("path");
+        s3.put(&target, PutPayload::from(bytes)).await.expect("put");
+    }
+    objects.len()
+}
+
+fn s3_props(server: &Seaweed) -> Vec<(&'static str, String)> {
+    vec![
+        ("s3.endpoint", server.s3_endpoint.clone()),
+        ("s3.region", "us-east-1".to_owned()),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warehouse_on_s3_reads_like_the_local_one() {
+    let Some(server) = Seaweed::start(&["hive"]) else {
+        return;
+    };
+    let s3 = bucket_store(&server, "hive");
+    assert!(upload_fixture(s3.as_ref(), "wh").await > 20);
+
+    let sources = sources();
+    let props = s3_props(&server);
+    let extra: Vec<(&str, &str)> = props.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    create_hive(&sources, "lake", "s3://hive/wh", &extra);
+    let c = sources.connector("lake").expect("connector");
+    assert_eq!(c.databases().await.expect("dbs"), ["sales", "web"]);
+    assert_eq!(
+        c.tables("sales").await.expect("tables"),
+        ["customers", "orders"]
+    );
+    assert_eq!(
+        c.schema("sales", "orders")
+            .await
+            .expect("schema")
+            .columns
+            .len(),
+        6
+    );
+    let partitions = c
+        .partitions("sales", "orders", &[])
+        .await
+        .expect("partitions");
+    assert_eq!(partitions.len(), 6);
+    assert_eq!(
+        partitions[0].location.as_deref(),
+        Some("s3://hive/wh/sales.db/orders/dt=2024-01-01/region=eu")
+    );
+    let events = c.partitions("web", "events", &[]).await.expect("events");
+    assert_eq!(events[0].values, ["2024-01-01 10:00"]);
+    let files = c.files("sales", "orders", &[]).await.expect("files");
+    let paths: Vec<&str> = files
+        .iter()
+        .flat_map(|g| g.files.files.iter().map(|f| f.path.as_str()))
+        .collect();
+    assert_eq!(paths.len(), 12, "{paths:?}");
+    assert!(paths[0].starts_with("s3://hive/wh/sales.db/orders/dt=2024-01-01/region=eu/part-"));
+    let event_files = c.files("web", "events", &[]).await.expect("event files");
+    assert!(
+        event_files.iter().all(|g| g.files.files.len() == 1),
+        "{event_files:?}"
+    );
+
+    // Warm: the second planning request is answered from the caches.
+    c.files("sales", "orders", &[]).await.expect("warm");
+    let file = stats(&sources, "lake", hive::FILE);
+    // 6 orders partitions (loaded once, then hit) and 3 events partitions.
+    assert_eq!((file.load_success_count, file.hit_count), (9, 6));
+
+    // A new object is visible after REFRESH TABLE, not before.
+    let new =
+        Path::parse("wh/sales.db/orders/dt=2024-01-01/region=eu/part-00002-c000.zstd.parquet")
+            .expect("path");
+    s3.put(&new, PutPayload::from_static(b"PAR1"))
+        .await
+        .expect("put");
+    let count = |groups: &[metacache_sources::PartitionFiles]| {
+        groups.iter().map(|g| g.files.files.len()).sum::<usize>()
+    };
+    assert_eq!(
+        count(&c.files("sales", "orders", &[]).await.expect("cached")),
+        12
+    );
+    sources
+        .manager()
+        .refresh_table("lake", "sales", "orders")
+        .expect("refresh");
+    assert_eq!(
+        count(&c.files("sales", "orders", &[]).await.expect("fresh")),
+        13
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_bucket_is_a_clear_error_and_is_not_cached() {
+    let Some(server) = Seaweed::start(&["hive"]) else {
+        return;
+    };
+    let sources = sources();
+    let props = s3_props(&server);
+    let extra: Vec<(&str, &str)> = props.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    create_hive(&sources, "lake", "s3://no-such-bucket/wh", &extra);
+    let c = sources.connector("lake").expect("connector");
+    let error = c.databases().await.expect_err("no bucket");
+    let message = error.to_string();
+    assert!(
+        message.starts_with("Reading s3://no-such-bucket/wh failed"),
+        "{message}"
+    );
+    assert!(c.schema("sales", "orders").await.is_err());
+    let table = stats(&sources, "lake", hive::TABLE);
+    assert_eq!((table.load_failure_count, table.estimated_size), (1, 0));
+    assert!(table.last_error.is_some());
+}
+
+#[cfg(feature = "iceberg")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn iceberg_tables_on_s3_read_like_the_local_ones() {
+    let Some(server) = Seaweed::start(&["hive"]) else {
+        return;
+    };
+    let s3 = bucket_store(&server, "hive");
+    upload(s3.as_ref(), &iceberg_fixture(), "ice").await;
+    let sources = sources();
+    sources
+        .manager()
+        .create_catalog(metacache_catalog::CreateCatalog {
+            name: "lake".to_owned(),
+            if_not_exists: false,
+            comment: String::new(),
+            properties: metacache_catalog::Properties::from_pairs([
+                ("type", "iceberg".to_owned()),
+                ("warehouse", "s3://hive/ice".to_owned()),
+                ("location.rewrite-from", ICEBERG_WRITTEN_AT.to_owned()),
+                ("s3.endpoint", server.s3_endpoint.clone()),
+            ]),
+        })
+        .expect("create");
+    let c = sources.connector("lake").expect("connector");
+    assert_eq!(c.databases().await.expect("ns"), ["shop"]);
+    assert_eq!(
+        c.tables("shop").await.expect("tables"),
+        ["customers", "trips"]
+    );
+    assert_eq!(
+        c.partitions("shop", "trips", &[])
+            .await
+            .expect("partitions")
+            .len(),
+        4
+    );
+    let files = c.files("shop", "trips", &[]).await.expect("files");
+    let first = &files[0].files.files[0].path;
+    assert!(
+        first.starts_with("s3://hive/ice/shop/trips/data/pickup_day=2024-01-01/"),
+        "{first}"
+    );
+    assert!(c.snapshots("shop", "trips").await.expect("snapshots").len() >= 5);
+}
+
+/// The newest metadata file of a fixture table, relative to the fixture root.
+#[cfg(feature = "iceberg")]
+fn newest_metadata(table: &str) -> String {
+    let dir = iceberg_fixture().join("shop").join(table).join("metadata");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("metadata dir")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".metadata.json"))
+        .collect();
+    names.sort();
+    format!(
+        "shop/{table}/metadata/{}",
+        names.pop().expect("a metadata file")
+    )
+}
+
+#[cfg(feature = "iceberg")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn iceberg_rest_catalog_names_tables_whose_files_are_read_from_s3() {
+    let Some(server) = Seaweed::start(&["hive"]) else {
+        return;
+    };
+    // As a migration would: create the namespace, copy the tables' files into the REST
+    // catalog's table bucket, register each table by its newest metadata file.
+    let rest = server.iceberg_endpoint.clone();
+    let post = move |path: String, body: String| {
+        let rest = rest.clone();
+        tokio::task::spawn_blocking(move || {
+            let response = ureq::post(&format!("{rest}/v1/warehouse{path}"))
+                .header("content-type", "application/json")
+                .send(body)
+                .expect("REST call");
+            assert!(
+                response.status().is_success(),
+                "{path}: {}",
+                response.status()
+            );
+        })
+    };
+    post("/namespaces".into(), r#"{"namespace": ["shop"]}"#.into())
+        .await
+        .expect("namespace");
+    let s3 = bucket_store(&server, "warehouse");
+    upload(s3.as_ref(), &iceberg_fixture().join("shop"), "shop").await;
+    for table in ["trips", "customers"] {
+        let body = format!(
+            r#"{{"name": "{table}", "metadata-location": "s3://warehouse/{}"}}"#,
+            newest_metadata(table)
+        );
+        post("/namespaces/shop/register".into(), body)
+            .await
+            .expect("register");
+    }
+
+    let sources = sources();
+    sources
+        .manager()
+        .create_catalog(metacache_catalog::CreateCatalog {
+            name: "rest".to_owned(),
+            if_not_exists: false,
+            comment: String::new(),
+            properties: metacache_catalog::Properties::from_pairs([
+                ("type", "iceberg".to_owned()),
+                ("iceberg.catalog.type", "rest".to_owned()),
+                ("uri", server.iceberg_endpoint.clone()),
+                ("warehouse", "warehouse".to_owned()),
+                ("s3.endpoint", server.s3_endpoint.clone()),
+                ("location.rewrite-from", ICEBERG_WRITTEN_AT.to_owned()),
+                ("location.rewrite-to", "s3://warehouse".to_owned()),
+            ]),
+        })
+        .expect("create");
+    let c = sources.connector("rest").expect("connector");
+    assert_eq!(c.databases().await.expect("ns"), ["shop"]);
+    assert_eq!(
+        c.tables("shop").await.expect("tables"),
+        ["customers", "trips"]
+    );
+    assert_eq!(
+        c.schema("shop", "trips")
+            .await
+            .expect("schema")
+            .columns
+            .len(),
+        5
+    );
+    assert_eq!(
+        c.partitions("shop", "trips", &[]).await.expect("p").len(),
+        4
+    );
+    let files = c.files("shop", "trips", &[]).await.expect("files");
+    let first = &files[0].files.files[0].path;
+    assert!(
+        first.starts_with("s3://warehouse/shop/trips/data/"),
+        "{first}"
+    );
+    let info = c.table("shop", "trips").await.expect("table");
+    assert_eq!(info.location, "s3://warehouse/shop/trips");
+    let e = c.schema("shop", "nope").await.expect_err("unknown");
+    assert!(e.is_not_found(), "{e}");
+    let e = c.tables("nope").await.expect_err("unknown namespace");
+    assert!(e.is_not_found(), "{e}");
+}
