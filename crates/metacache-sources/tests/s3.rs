@@ -309,4 +309,45 @@ async fn iceberg_rest_catalog_names_tables_whose_files_are_read_from_s3() {
     assert!(e.is_not_found(), "{e}");
     let e = c.tables("nope").await.expect_err("unknown namespace");
     assert!(e.is_not_found(), "{e}");
+
+    // With vended credentials the table object is not shared between users (no
+    // iceberg-table cache), and the comment gets its own cache.
+    let mut props = sources
+        .manager()
+        .catalog("rest")
+        .expect("catalog")
+        .def()
+        .properties;
+    props.insert("iceberg.rest.vended-credentials-enabled", "true");
+    sources
+        .manager()
+        .create_catalog(metacache_catalog::CreateCatalog {
+            name: "vended".to_owned(),
+            if_not_exists: false,
+            comment: String::new(),
+            properties: props,
+        })
+        .expect("create");
+    let vended = sources.connector("vended").expect("connector");
+    for _ in 0..2 {
+        let info = vended.table("shop", "trips").await.expect("table");
+        assert_eq!(info.comment, "taxi trips by day");
+    }
+    let comment = stats(
+        &sources,
+        "vended",
+        metacache_engines::builtin::iceberg::COMMENT,
+    );
+    assert_eq!((comment.load_success_count, comment.hit_count), (1, 1));
+    let rows = sources
+        .manager()
+        .catalog("vended")
+        .expect("catalog")
+        .cache_rows();
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.stats.entry_name == metacache_engines::builtin::iceberg::TABLE),
+        "no shared table cache with vended credentials"
+    );
 }

@@ -44,7 +44,7 @@ pub use tables::{DirectoryCatalog, SqliteCatalog, TableCatalog};
 pub use values::{
     EqualityDeleteIds, IcebergPartition, IcebergTable, LatestSnapshot, ManifestEntryInfo,
     ManifestKey, ManifestValue, MvccPartitionView, PartitionFieldInfo, PartitionNameList,
-    SnapshotEntry, SnapshotKey, SnapshotPartitions, SpecInfo, TableFormat,
+    SnapshotEntry, SnapshotKey, SnapshotPartitions, SpecInfo, TableComment, TableFormat,
 };
 
 use crate::connector::{Connector, PartitionFilter};
@@ -65,6 +65,8 @@ pub const LATEST_SNAPSHOT: CacheId<TableKey, LatestSnapshot> =
     CacheId::new(ENGINE, def::LATEST_SNAPSHOT);
 /// `iceberg-format`.
 pub const FORMAT: CacheId<TableKey, TableFormat> = CacheId::new(ENGINE, def::FORMAT);
+/// `iceberg-comment` (built only for REST catalogs with vended credentials).
+pub const COMMENT: CacheId<TableKey, TableComment> = CacheId::new(ENGINE, def::COMMENT);
 /// `iceberg-manifest`.
 pub const MANIFEST: CacheId<ManifestKey, ManifestValue> = CacheId::new(ENGINE, def::MANIFEST);
 /// `iceberg-partition`.
@@ -265,6 +267,16 @@ impl IcebergConnector {
                 format_version: t.format_version,
                 file_format: t.file_format().to_owned(),
             })
+        })
+        .await
+    }
+
+    /// The table's comment (`iceberg-comment` where the rules build it, else read through the
+    /// table).
+    pub async fn comment(&self, database: &str, table: &str) -> Result<Cached<TableComment>> {
+        self.through(&COMMENT, TableKey::new(database, table), || async {
+            let t = self.iceberg_table(database, table).await?;
+            Ok(TableComment(t.comment().to_owned()))
         })
         .await
     }
@@ -630,12 +642,13 @@ impl Connector for IcebergConnector {
     async fn table(&self, database: &str, table: &str) -> Result<TableInfo> {
         let t = self.iceberg_table(database, table).await?;
         let format = self.format(database, table).await?;
+        let comment = self.comment(database, table).await?;
         Ok(TableInfo {
             database: database.to_owned(),
             table: table.to_owned(),
             location: self.locate(&t.location),
             format: format.file_format.clone(),
-            comment: t.comment().to_owned(),
+            comment: comment.0.clone(),
             partition_keys: t
                 .default_spec()
                 .map(|s| s.fields.iter().map(|f| f.name.clone()).collect())

@@ -7,6 +7,7 @@
 //! | `iceberg-table` | `TableKey` | [`IcebergTable`] |
 //! | `iceberg-latest-snapshot` | `TableKey` | [`LatestSnapshot`] |
 //! | `iceberg-format` | `TableKey` | [`TableFormat`] |
+//! | `iceberg-comment` | `TableKey` | [`TableComment`] |
 //! | `iceberg-manifest` | [`ManifestKey`] | [`ManifestValue`] |
 //! | `iceberg-partition` | [`SnapshotKey`] | [`SnapshotPartitions`] |
 //! | `iceberg.list-partitions-view` | [`SnapshotKey`] | [`PartitionNameList`] |
@@ -152,6 +153,18 @@ pub struct LatestSnapshot {
 impl EstimateSize for LatestSnapshot {
     fn estimate_size(&self, sizer: &mut Sizer) {
         sizer.add_inline(self);
+    }
+}
+
+/// A table's comment (`iceberg-comment`, REST catalogs with vended credentials only, where the
+/// table object itself is not shared).
+#[derive(Debug, Clone, PartialEq, Eq, MemSize)]
+pub struct TableComment(pub String);
+
+impl EstimateSize for TableComment {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add_inline(self);
+        sizer.add_string(&self.0);
     }
 }
 
