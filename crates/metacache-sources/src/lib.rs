@@ -40,8 +40,8 @@ mod warehouse;
 pub use connector::{Connector, PartitionFilter};
 pub use error::{Error, Result};
 pub use model::{
-    ColumnInfo, DataFile, FileListing, PartitionFiles, PartitionInfo, SnapshotInfo, TableInfo,
-    TableSchema,
+    ColumnInfo, DataFile, FileListing, PartitionFiles, PartitionInfo, PartitionTotals,
+    SnapshotInfo, TableInfo, TableSchema,
 };
 pub use sources::Sources;
 pub use warehouse::{REWRITE_FROM, WAREHOUSE, Warehouse};

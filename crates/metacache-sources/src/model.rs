@@ -69,6 +69,20 @@ pub struct PartitionInfo {
     /// Where its files live, when the source has one place per partition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+    /// What its live data files add up to, when the source records it (Iceberg manifests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub totals: Option<PartitionTotals>,
+}
+
+/// File, row and byte counts of a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PartitionTotals {
+    /// Live data files.
+    pub file_count: u64,
+    /// Rows in them.
+    pub record_count: u64,
+    /// Bytes in them.
+    pub total_bytes: u64,
 }
 
 /// One data file.

@@ -82,6 +82,16 @@ async fn snapshots_partitions_and_files_of_the_current_snapshot() {
         ]
     );
     assert_eq!(partitions[3].values, ["2024-01-04"]);
+    // The fixture deleted every Paris trip: 3 Berlin rows a day, then 2 Rome rows on the 4th.
+    let rows: Vec<u64> = partitions
+        .iter()
+        .map(|p| {
+            p.totals
+                .expect("iceberg partitions carry totals")
+                .record_count
+        })
+        .collect();
+    assert_eq!(rows, [3, 3, 3, 2]);
     let files = c.files("shop", "trips", &[]).await.expect("files");
     assert_eq!(files.len(), 4);
     let all: Vec<_> = files.iter().flat_map(|g| g.files.files.iter()).collect();
@@ -296,4 +306,73 @@ async fn a_commit_is_visible_after_refresh_table() {
         partitions_before.len() + 1,
         "the new day appears"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_planners_share_one_load_per_value() {
+    let sources = sources();
+    create_iceberg(
+        &sources,
+        "ice",
+        &iceberg_fixture(),
+        true,
+        &[("meta.cache.iceberg.manifest.enable", "true")],
+    );
+    let c = sources.connector("ice").expect("connector");
+    let planners: Vec<_> = (0..48)
+        .map(|_| {
+            let c = std::sync::Arc::clone(&c);
+            tokio::spawn(async move {
+                c.partitions("shop", "trips", &[])
+                    .await
+                    .expect("partitions");
+                c.files("shop", "trips", &[]).await.expect("files")
+            })
+        })
+        .collect();
+    for planner in planners {
+        assert_eq!(planner.await.expect("joined").len(), 4);
+    }
+    assert_eq!(stats(&sources, "ice", def::TABLE).load_success_count, 1);
+    assert_eq!(stats(&sources, "ice", def::PARTITION).load_success_count, 1);
+    let manifests = stats(&sources, "ice", def::MANIFEST);
+    assert_eq!(
+        manifests.load_success_count, manifests.estimated_size,
+        "each manifest once"
+    );
+    assert!(
+        manifests.hit_count >= 47 * manifests.load_success_count / 2,
+        "{manifests:?}"
+    );
+}
+
+#[tokio::test]
+async fn table_metadata_over_its_budget_is_served_with_the_reason() {
+    let sources = sources();
+    create_iceberg(
+        &sources,
+        "ice",
+        &iceberg_fixture(),
+        true,
+        &[("meta.cache.iceberg.table.max-weight", "1KB")],
+    );
+    let c = sources.connector("ice").expect("connector");
+    for _ in 0..2 {
+        assert_eq!(
+            c.schema("shop", "trips")
+                .await
+                .expect("schema")
+                .columns
+                .len(),
+            5
+        );
+        assert!(c.snapshots("shop", "trips").await.expect("snapshots").len() >= 5);
+    }
+    let table = stats(&sources, "ice", def::TABLE);
+    assert!(table.weight_reject_count >= 2, "{table:?}");
+    assert_eq!(
+        table.last_weight_reject_reason.as_deref(),
+        Some("entry_too_large")
+    );
+    assert_eq!(table.estimated_size, 0);
 }

@@ -271,6 +271,16 @@ fn the_sample_iceberg_catalog_answers_through_sql_and_http() {
     let list = snapshots["snapshots"].as_array().expect("array");
     assert!(list.len() >= 5);
     assert_eq!(list.iter().filter(|s| s["current"] == true).count(), 1);
+    let (status, body) = server.http(
+        "GET",
+        "/api/v1/catalogs/sample_iceberg/databases/shop/tables/trips/partitions?pickup_day=2024-01-04",
+        None,
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    let partitions: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(partitions["partitions"][0]["name"], "pickup_day=2024-01-04");
+    assert_eq!(partitions["partitions"][0]["totals"]["record_count"], 2);
     let table = stats(&server, "iceberg-table");
     assert_eq!(number(&table[3]), 1, "{table:?}");
 }

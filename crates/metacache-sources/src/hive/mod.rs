@@ -352,6 +352,7 @@ impl Connector for HiveConnector {
                 name,
                 values: p.values.clone(),
                 location: Some(self.warehouse.display(&self.warehouse.path(&p.location))),
+                totals: None,
             })
             .collect())
     }

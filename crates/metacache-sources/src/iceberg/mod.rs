@@ -50,8 +50,8 @@ pub use values::{
 use crate::connector::{Connector, PartitionFilter};
 use crate::warehouse::Warehouse;
 use crate::{
-    ColumnInfo, DataFile, Error, FileListing, PartitionFiles, PartitionInfo, Result, SnapshotInfo,
-    TableInfo, TableSchema,
+    ColumnInfo, DataFile, Error, FileListing, PartitionFiles, PartitionInfo, PartitionTotals,
+    Result, SnapshotInfo, TableInfo, TableSchema,
 };
 
 const ENGINE: &str = "iceberg";
@@ -702,6 +702,11 @@ impl Connector for IcebergConnector {
                     .map(|v| v.clone().unwrap_or_else(|| "null".to_owned()))
                     .collect(),
                 location: None,
+                totals: Some(PartitionTotals {
+                    file_count: p.file_count,
+                    record_count: p.record_count,
+                    total_bytes: p.total_bytes,
+                }),
             })
             .collect())
     }
