@@ -1,7 +1,11 @@
 //! The questions a planner asks a catalog, answered through the catalog's caches.
 
+use std::future::Future;
+
 use async_trait::async_trait;
 use metacache_cache::Cached;
+use metacache_catalog::{CacheId, Catalog, MetaKey};
+use metacache_estimate::EstimateSize;
 
 use crate::{Error, PartitionFiles, PartitionInfo, Result, SnapshotInfo, TableInfo, TableSchema};
 
@@ -52,5 +56,25 @@ pub trait Connector: Send + Sync {
             what: "Snapshots".to_owned(),
             connector: self.kind(),
         })
+    }
+}
+
+/// Loads `key` through the catalog's cache `id` (single flight, admission, statistics), or
+/// detached when a rule of the engine leaves that cache out for this catalog.
+pub(crate) async fn through<K, V, F, Fut>(
+    catalog: &Catalog,
+    id: &CacheId<K, V>,
+    key: K,
+    load: F,
+) -> Result<Cached<V>>
+where
+    K: MetaKey,
+    V: EstimateSize + Send + Sync + 'static,
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<V>>,
+{
+    match catalog.cache(id)? {
+        Some(cache) => Ok(cache.get_or_load(key, load).await?),
+        None => Ok(Cached::detached(load().await?)),
     }
 }

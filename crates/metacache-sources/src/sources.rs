@@ -103,8 +103,8 @@ fn build(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Conn
     }
 }
 
-/// `iceberg.catalog.type`: `hadoop` (tables found in the warehouse; the default) or
-/// `jdbc`/`sql` (a SQLite SQL catalog named by `uri`).
+/// `iceberg.catalog.type`: `hadoop` (tables found in the warehouse; the default), `jdbc`/`sql`
+/// (a SQLite SQL catalog named by `uri`) or `rest` (a REST catalog at `uri`).
 #[cfg(feature = "iceberg")]
 fn iceberg(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Connector>> {
     use crate::iceberg::{

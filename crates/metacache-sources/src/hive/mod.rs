@@ -21,15 +21,13 @@ mod metastore;
 pub mod names;
 mod values;
 
-use std::future::Future;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 use metacache_cache::Cached;
-use metacache_catalog::{CacheId, Catalog, MetaKey, TableKey};
+use metacache_catalog::{CacheId, Catalog, TableKey};
 use metacache_engines::builtin::{default, hive};
-use metacache_estimate::EstimateSize;
 use object_store::ObjectStore as _;
 
 pub(crate) use metastore::subdirectories;
@@ -39,7 +37,7 @@ pub use values::{
     PartitionNames, PartitionView,
 };
 
-use crate::connector::{Connector, PartitionFilter};
+use crate::connector::{Connector, PartitionFilter, through};
 use crate::warehouse::Warehouse;
 use crate::{
     DataFile, Error, FileListing, PartitionFiles, PartitionInfo, Result, TableInfo, TableSchema,
@@ -103,25 +101,14 @@ impl HiveConnector {
         }
     }
 
-    /// Loads through the cache `id`, or detached when a rule leaves the cache out.
-    async fn through<K, V, F, Fut>(&self, id: &CacheId<K, V>, key: K, load: F) -> Result<Cached<V>>
-    where
-        K: MetaKey,
-        V: EstimateSize + Send + Sync + 'static,
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<V>>,
-    {
-        match self.catalog.cache(id)? {
-            Some(cache) => Ok(cache.get_or_load(key, load).await?),
-            None => Ok(Cached::detached(load().await?)),
-        }
-    }
-
     /// The table object (`hive-table`).
     pub async fn hive_table(&self, database: &str, table: &str) -> Result<Cached<HiveTable>> {
-        self.through(&TABLE, TableKey::new(database, table), || {
-            self.metastore.table(database, table)
-        })
+        through(
+            &self.catalog,
+            &TABLE,
+            TableKey::new(database, table),
+            || self.metastore.table(database, table),
+        )
         .await
     }
 
@@ -132,9 +119,12 @@ impl HiveConnector {
         table: &str,
     ) -> Result<Cached<PartitionNames>> {
         let hive_table = self.hive_table(database, table).await?;
-        self.through(&PARTITION_NAMES, TableKey::new(database, table), || {
-            self.metastore.partition_names(&hive_table)
-        })
+        through(
+            &self.catalog,
+            &PARTITION_NAMES,
+            TableKey::new(database, table),
+            || self.metastore.partition_names(&hive_table),
+        )
         .await
     }
 
@@ -144,16 +134,21 @@ impl HiveConnector {
         database: &str,
         table: &str,
     ) -> Result<Cached<PartitionView>> {
-        self.through(&PARTITION_VIEW, TableKey::new(database, table), || async {
-            let hive_table = self.hive_table(database, table).await?;
-            let names = self.partition_names(database, table).await?;
-            let keys: Vec<String> = hive_table
-                .partition_keys
-                .iter()
-                .map(|c| c.name.clone())
-                .collect();
-            Ok(PartitionView::build(&keys, &names.0))
-        })
+        through(
+            &self.catalog,
+            &PARTITION_VIEW,
+            TableKey::new(database, table),
+            || async {
+                let hive_table = self.hive_table(database, table).await?;
+                let names = self.partition_names(database, table).await?;
+                let keys: Vec<String> = hive_table
+                    .partition_keys
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect();
+                Ok(PartitionView::build(&keys, &names.0))
+            },
+        )
         .await
     }
 
@@ -168,7 +163,7 @@ impl HiveConnector {
             table: hive_table.name.clone(),
             name: name.to_owned(),
         };
-        self.through(&PARTITION, key, || async {
+        through(&self.catalog, &PARTITION, key, || async {
             let keys: Vec<String> = hive_table
                 .partition_keys
                 .iter()
@@ -212,12 +207,11 @@ impl HiveConnector {
             table: table.to_owned(),
             column: column.to_owned(),
         };
-        let loaded = self
-            .through(&COLUMN_STATS, key, || async {
-                let mut all = self.metastore.column_stats(&hive_table).await?;
-                Ok(all.remove(column).unwrap_or_default())
-            })
-            .await?;
+        let loaded = through(&self.catalog, &COLUMN_STATS, key, || async {
+            let mut all = self.metastore.column_stats(&hive_table).await?;
+            Ok(all.remove(column).unwrap_or_default())
+        })
+        .await?;
         Ok((*loaded != ColumnStatistics::default()).then_some(loaded))
     }
 
@@ -233,8 +227,10 @@ impl HiveConnector {
             table: table.to_owned(),
             location: location.to_owned(),
         };
-        self.through(&FILE, key, || list_files(&self.warehouse, location))
-            .await
+        through(&self.catalog, &FILE, key, || {
+            list_files(&self.warehouse, location)
+        })
+        .await
     }
 
     /// The selected partitions, in name order.
@@ -332,9 +328,12 @@ impl Connector for HiveConnector {
     }
 
     async fn schema(&self, database: &str, table: &str) -> Result<Cached<TableSchema>> {
-        self.through(&SCHEMA, TableKey::new(database, table), || async {
-            Ok(schema_of(&*self.hive_table(database, table).await?))
-        })
+        through(
+            &self.catalog,
+            &SCHEMA,
+            TableKey::new(database, table),
+            || async { Ok(schema_of(&*self.hive_table(database, table).await?)) },
+        )
         .await
     }
 

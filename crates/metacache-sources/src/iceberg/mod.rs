@@ -23,7 +23,6 @@ mod tables;
 mod values;
 
 use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -33,9 +32,8 @@ use iceberg::spec::{
     TableMetadata,
 };
 use metacache_cache::Cached;
-use metacache_catalog::{CacheId, Catalog, MetaKey, Properties, TableKey};
+use metacache_catalog::{CacheId, Catalog, Properties, TableKey};
 use metacache_engines::builtin::{default, iceberg as def};
-use metacache_estimate::EstimateSize;
 use object_store::ObjectStoreExt as _;
 use parking_lot::Mutex;
 
@@ -47,7 +45,7 @@ pub use values::{
     SnapshotEntry, SnapshotKey, SnapshotPartitions, SpecInfo, TableComment, TableFormat,
 };
 
-use crate::connector::{Connector, PartitionFilter};
+use crate::connector::{Connector, PartitionFilter, through};
 use crate::warehouse::Warehouse;
 use crate::{
     ColumnInfo, DataFile, Error, FileListing, PartitionFiles, PartitionInfo, PartitionTotals,
@@ -185,19 +183,6 @@ impl IcebergConnector {
         }
     }
 
-    async fn through<K, V, F, Fut>(&self, id: &CacheId<K, V>, key: K, load: F) -> Result<Cached<V>>
-    where
-        K: MetaKey,
-        V: EstimateSize + Send + Sync + 'static,
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<V>>,
-    {
-        match self.catalog.cache(id)? {
-            Some(cache) => Ok(cache.get_or_load(key, load).await?),
-            None => Ok(Cached::detached(load().await?)),
-        }
-    }
-
     /// Reads a file named by its recorded location.
     async fn read(&self, location: &str) -> Result<bytes::Bytes> {
         let (warehouse, rewritten) = self.storage.for_location(location)?;
@@ -230,16 +215,21 @@ impl IcebergConnector {
 
     /// The table (`iceberg-table`).
     pub async fn iceberg_table(&self, database: &str, table: &str) -> Result<Cached<IcebergTable>> {
-        self.through(&TABLE, TableKey::new(database, table), || async {
-            let location = self.tables.metadata_location(database, table).await?;
-            let bytes = self.read(&location).await?;
-            let metadata: TableMetadata =
-                serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
-                    location: location.clone(),
-                    reason: e.to_string(),
-                })?;
-            Ok(IcebergTable::from_metadata(location, &metadata))
-        })
+        through(
+            &self.catalog,
+            &TABLE,
+            TableKey::new(database, table),
+            || async {
+                let location = self.tables.metadata_location(database, table).await?;
+                let bytes = self.read(&location).await?;
+                let metadata: TableMetadata =
+                    serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
+                        location: location.clone(),
+                        reason: e.to_string(),
+                    })?;
+                Ok(IcebergTable::from_metadata(location, &metadata))
+            },
+        )
         .await
     }
 
@@ -249,35 +239,50 @@ impl IcebergConnector {
         database: &str,
         table: &str,
     ) -> Result<Cached<LatestSnapshot>> {
-        self.through(&LATEST_SNAPSHOT, TableKey::new(database, table), || async {
-            let t = self.iceberg_table(database, table).await?;
-            Ok(LatestSnapshot {
-                snapshot_id: t.current_snapshot_id,
-                timestamp_millis: t.current_snapshot().map(|s| s.timestamp_millis),
-            })
-        })
+        through(
+            &self.catalog,
+            &LATEST_SNAPSHOT,
+            TableKey::new(database, table),
+            || async {
+                let t = self.iceberg_table(database, table).await?;
+                Ok(LatestSnapshot {
+                    snapshot_id: t.current_snapshot_id,
+                    timestamp_millis: t.current_snapshot().map(|s| s.timestamp_millis),
+                })
+            },
+        )
         .await
     }
 
     /// Format version and file format (`iceberg-format`).
     pub async fn format(&self, database: &str, table: &str) -> Result<Cached<TableFormat>> {
-        self.through(&FORMAT, TableKey::new(database, table), || async {
-            let t = self.iceberg_table(database, table).await?;
-            Ok(TableFormat {
-                format_version: t.format_version,
-                file_format: t.file_format().to_owned(),
-            })
-        })
+        through(
+            &self.catalog,
+            &FORMAT,
+            TableKey::new(database, table),
+            || async {
+                let t = self.iceberg_table(database, table).await?;
+                Ok(TableFormat {
+                    format_version: t.format_version,
+                    file_format: t.file_format().to_owned(),
+                })
+            },
+        )
         .await
     }
 
     /// The table's comment (`iceberg-comment` where the rules build it, else read through the
     /// table).
     pub async fn comment(&self, database: &str, table: &str) -> Result<Cached<TableComment>> {
-        self.through(&COMMENT, TableKey::new(database, table), || async {
-            let t = self.iceberg_table(database, table).await?;
-            Ok(TableComment(t.comment().to_owned()))
-        })
+        through(
+            &self.catalog,
+            &COMMENT,
+            TableKey::new(database, table),
+            || async {
+                let t = self.iceberg_table(database, table).await?;
+                Ok(TableComment(t.comment().to_owned()))
+            },
+        )
         .await
     }
 
@@ -293,7 +298,7 @@ impl IcebergConnector {
             table: table.to_owned(),
             path: path.to_owned(),
         };
-        self.through(&MANIFEST, key, || async {
+        through(&self.catalog, &MANIFEST, key, || async {
             let bytes = self.read(path).await?;
             let manifest = Manifest::parse_avro(&bytes).map_err(|e| Error::Invalid {
                 location: path.to_owned(),
@@ -367,7 +372,8 @@ impl IcebergConnector {
         table: &str,
     ) -> Result<Cached<SnapshotPartitions>> {
         let t = self.iceberg_table(database, table).await?;
-        self.through(
+        through(
+            &self.catalog,
             &PARTITION,
             Self::snapshot_key(database, table, &t),
             || async {
@@ -385,7 +391,8 @@ impl IcebergConnector {
         table: &str,
     ) -> Result<Cached<PartitionNameList>> {
         let t = self.iceberg_table(database, table).await?;
-        self.through(
+        through(
+            &self.catalog,
             &LIST_PARTITIONS_VIEW,
             Self::snapshot_key(database, table, &t),
             || async {
@@ -409,7 +416,8 @@ impl IcebergConnector {
         table: &str,
     ) -> Result<Cached<MvccPartitionView>> {
         let t = self.iceberg_table(database, table).await?;
-        self.through(
+        through(
+            &self.catalog,
             &MVCC_PARTITION_VIEW,
             Self::snapshot_key(database, table, &t),
             || async {
@@ -434,7 +442,8 @@ impl IcebergConnector {
         table: &str,
     ) -> Result<Cached<EqualityDeleteIds>> {
         let t = self.iceberg_table(database, table).await?;
-        self.through(
+        through(
+            &self.catalog,
             &EQUALITY_DELETE_FIELD_IDS,
             Self::snapshot_key(database, table, &t),
             || async {
@@ -657,23 +666,28 @@ impl Connector for IcebergConnector {
     }
 
     async fn schema(&self, database: &str, table: &str) -> Result<Cached<TableSchema>> {
-        self.through(&SCHEMA, TableKey::new(database, table), || async {
-            let t = self.iceberg_table(database, table).await?;
-            let mut keys: Vec<String> = Vec::new();
-            for f in t
-                .default_spec()
-                .map(|s| s.fields.as_slice())
-                .unwrap_or_default()
-            {
-                if !keys.contains(&f.source_column) {
-                    keys.push(f.source_column.clone());
+        through(
+            &self.catalog,
+            &SCHEMA,
+            TableKey::new(database, table),
+            || async {
+                let t = self.iceberg_table(database, table).await?;
+                let mut keys: Vec<String> = Vec::new();
+                for f in t
+                    .default_spec()
+                    .map(|s| s.fields.as_slice())
+                    .unwrap_or_default()
+                {
+                    if !keys.contains(&f.source_column) {
+                        keys.push(f.source_column.clone());
+                    }
                 }
-            }
-            Ok(TableSchema {
-                columns: t.columns.clone(),
-                partition_keys: keys,
-            })
-        })
+                Ok(TableSchema {
+                    columns: t.columns.clone(),
+                    partition_keys: keys,
+                })
+            },
+        )
         .await
     }
 
