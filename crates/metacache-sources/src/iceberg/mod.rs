@@ -9,7 +9,8 @@
 //! - partitions → `iceberg.list-partitions-view` / `iceberg-partition` of the current snapshot
 //!   ← the manifest list, then each data manifest through `iceberg-manifest` (which loads
 //!   every time while `meta.cache.iceberg.manifest.enable` is false, its default)
-//! - files → the manifest list, then each manifest through `iceberg-manifest`
+//! - files → the snapshot's manifests as `iceberg-partition` recorded them (its manifest list
+//!   is read once per snapshot), then each manifest through `iceberg-manifest`
 //! - equality delete field ids → `iceberg-equality-delete-field-ids` ← delete manifests
 //!
 //! # Invariants
@@ -41,8 +42,9 @@ pub use rest::RestCatalog;
 pub use tables::{DirectoryCatalog, SqliteCatalog, TableCatalog};
 pub use values::{
     EqualityDeleteIds, IcebergPartition, IcebergTable, LatestSnapshot, ManifestEntryInfo,
-    ManifestKey, ManifestValue, MvccPartitionView, PartitionFieldInfo, PartitionNameList,
-    SnapshotEntry, SnapshotKey, SnapshotPartitions, SpecInfo, TableComment, TableFormat,
+    ManifestKey, ManifestRef, ManifestValue, MvccPartitionView, PartitionFieldInfo,
+    PartitionNameList, SnapshotEntry, SnapshotKey, SnapshotPartitions, SpecInfo, TableComment,
+    TableFormat,
 };
 
 use crate::connector::{Connector, PartitionFilter, through};
@@ -309,8 +311,8 @@ impl IcebergConnector {
         .await
     }
 
-    /// The manifests of the current snapshot: (path, content is data).
-    async fn manifest_paths(&self, table: &IcebergTable) -> Result<Vec<(String, bool)>> {
+    /// The manifests of the current snapshot, from its manifest list.
+    async fn manifest_refs(&self, table: &IcebergTable) -> Result<Vec<ManifestRef>> {
         let Some(snapshot) = table.current_snapshot() else {
             return Ok(Vec::new());
         };
@@ -325,32 +327,35 @@ impl IcebergConnector {
                 location: snapshot.manifest_list.clone(),
                 reason: e.to_string(),
             })?;
-        Ok(list
+        let mut refs: Vec<ManifestRef> = list
             .entries()
             .iter()
-            .map(|m| {
-                (
-                    m.manifest_path.clone(),
-                    m.content == ManifestContentType::Data,
-                )
+            .map(|m| ManifestRef {
+                path: m.manifest_path.clone(),
+                data: m.content == ManifestContentType::Data,
             })
-            .collect())
+            .collect();
+        refs.shrink_to_fit();
+        Ok(refs)
     }
 
-    /// Every manifest of the current snapshot whose content is (not) data, parsed.
+    /// The manifests among `refs` whose content is (not) data, parsed.
     async fn manifests(
         &self,
         database: &str,
         table: &str,
-        t: &IcebergTable,
+        refs: &[ManifestRef],
         data: bool,
     ) -> Result<Vec<Cached<ManifestValue>>> {
-        let paths = self.manifest_paths(t).await?;
+        let paths: Vec<String> = refs
+            .iter()
+            .filter(|m| m.data == data)
+            .map(|m| m.path.clone())
+            .collect();
         futures::stream::iter(
             paths
                 .into_iter()
-                .filter(|(_, is_data)| *is_data == data)
-                .map(|(path, _)| async move { self.manifest(database, table, &path).await }),
+                .map(|path| async move { self.manifest(database, table, &path).await }),
         )
         .buffered(MANIFEST_CONCURRENCY)
         .try_collect()
@@ -377,8 +382,11 @@ impl IcebergConnector {
             &PARTITION,
             Self::snapshot_key(database, table, &t),
             || async {
-                let manifests = self.manifests(database, table, &t, true).await?;
-                Ok(aggregate_partitions(&manifests))
+                let refs = self.manifest_refs(&t).await?;
+                let manifests = self.manifests(database, table, &refs, true).await?;
+                let mut partitions = aggregate_partitions(&manifests);
+                partitions.manifests = refs;
+                Ok(partitions)
             },
         )
         .await
@@ -447,7 +455,10 @@ impl IcebergConnector {
             &EQUALITY_DELETE_FIELD_IDS,
             Self::snapshot_key(database, table, &t),
             || async {
-                let manifests = self.manifests(database, table, &t, false).await?;
+                let snapshot = self.snapshot_partitions(database, table).await?;
+                let manifests = self
+                    .manifests(database, table, &snapshot.manifests, false)
+                    .await?;
                 let mut ids: Vec<i32> = manifests
                     .iter()
                     .flat_map(|m| m.entries.iter())
@@ -631,7 +642,10 @@ fn aggregate_partitions(manifests: &[Cached<ManifestValue>]) -> SnapshotPartitio
     }
     let mut partitions: Vec<IcebergPartition> = by_name.into_values().collect();
     partitions.shrink_to_fit();
-    SnapshotPartitions { partitions }
+    SnapshotPartitions {
+        partitions,
+        manifests: Vec::new(),
+    }
 }
 
 #[async_trait]
@@ -732,7 +746,10 @@ impl Connector for IcebergConnector {
         filter: &PartitionFilter,
     ) -> Result<Vec<PartitionFiles>> {
         let t = self.iceberg_table(database, table).await?;
-        let manifests = self.manifests(database, table, &t, true).await?;
+        let snapshot = self.snapshot_partitions(database, table).await?;
+        let manifests = self
+            .manifests(database, table, &snapshot.manifests, true)
+            .await?;
         let committed = |snapshot: Option<i64>| {
             snapshot
                 .and_then(|id| t.snapshots.iter().find(|s| s.id == id))

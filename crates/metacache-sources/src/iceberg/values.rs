@@ -251,16 +251,29 @@ pub struct IcebergPartition {
     pub last_updated_snapshot_id: Option<i64>,
 }
 
-/// The partitions of one snapshot (`iceberg-partition`).
+/// A manifest named by a snapshot's manifest list.
+#[derive(Debug, Clone, PartialEq, Eq, MemSize)]
+pub struct ManifestRef {
+    /// Its location.
+    pub path: String,
+    /// Whether it lists data files (else delete files).
+    pub data: bool,
+}
+
+/// The partitions of one snapshot (`iceberg-partition`), and the manifests they were read from,
+/// so planning a snapshot reads its manifest list once.
 #[derive(Debug, Clone, PartialEq, Eq, Default, MemSize)]
 pub struct SnapshotPartitions {
     /// Sorted by name.
     pub partitions: Vec<IcebergPartition>,
+    /// The snapshot's manifests, in manifest-list order.
+    pub manifests: Vec<ManifestRef>,
 }
 
 impl EstimateSize for SnapshotPartitions {
     fn estimate_size(&self, sizer: &mut Sizer) {
         sizer.add_inline(self);
+        sizer.add_vec(&self.manifests, |s, m| s.add_string(&m.path));
         sizer.add_vec(&self.partitions, |s, p| {
             s.add_string(&p.name);
             s.add_vec(&p.values, |s, v| {
