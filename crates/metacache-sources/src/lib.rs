@@ -6,6 +6,9 @@
 //!   partitions, files, snapshots.
 //! - [`hive`]: Hive-style warehouses on the local file system or S3 ([`Warehouse`]), with a
 //!   file metastore; feeds the six `hive` caches and `default.schema`.
+//! - `iceberg` (feature `iceberg`): Iceberg tables of SQL (SQLite), directory and REST
+//!   catalogs; metadata and manifests parsed by the `iceberg` crate, read through
+//!   `object_store`; feeds every `iceberg` cache and `default.schema`.
 //! - [`model`]: the answers, and the estimators of the values cached for them.
 //!
 //! # Invariants
