@@ -86,6 +86,15 @@ impl From<metacache_cache::Error> for Error {
 }
 
 impl Error {
+    /// "Unknown `kind` `name` in catalog `catalog`".
+    pub(crate) fn not_found(catalog: &str, kind: &'static str, name: impl Into<String>) -> Self {
+        Error::NotFound {
+            kind,
+            name: name.into(),
+            catalog: catalog.to_owned(),
+        }
+    }
+
     /// A store error at `location`.
     pub(crate) fn store(location: impl Into<String>, source: object_store::Error) -> Self {
         Error::Store {
@@ -107,4 +116,18 @@ impl Error {
             _ => false,
         }
     }
+}
+
+/// The tables listed for `database`, unless the list is empty because there is no such
+/// database (sources list a missing directory or namespace as empty): then "Unknown database".
+pub(crate) async fn tables_of_known_database(
+    tables: Vec<String>,
+    catalog: &str,
+    database: &str,
+    databases: impl std::future::Future<Output = Result<Vec<String>>>,
+) -> Result<Vec<String>> {
+    if tables.is_empty() && !databases.await?.iter().any(|d| d == database) {
+        return Err(Error::not_found(catalog, "database", database));
+    }
+    Ok(tables)
 }

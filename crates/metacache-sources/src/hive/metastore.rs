@@ -24,6 +24,7 @@ use serde::Deserialize;
 
 use super::names::split_component;
 use super::values::{ColumnStatistics, HiveTable, PartitionNames};
+use crate::error::tables_of_known_database;
 use crate::warehouse::Warehouse;
 use crate::{ColumnInfo, Error, Result};
 
@@ -83,14 +84,6 @@ impl FileMetastore {
         }
     }
 
-    fn not_found(&self, kind: &'static str, name: String) -> Error {
-        Error::NotFound {
-            kind,
-            name,
-            catalog: self.catalog.clone(),
-        }
-    }
-
     async fn read(&self, path: &Path) -> Result<Option<bytes::Bytes>> {
         let store = self.warehouse.store();
         match store.get(path).await {
@@ -143,17 +136,18 @@ impl Metastore for FileMetastore {
     async fn tables(&self, database: &str) -> Result<Vec<String>> {
         let dir = self.warehouse.path(&format!("{database}.db"));
         let tables = subdirectories(&self.warehouse, &dir).await?;
-        if tables.is_empty() && !self.databases().await?.iter().any(|d| d == database) {
-            return Err(self.not_found("database", database.to_owned()));
-        }
-        Ok(tables)
+        tables_of_known_database(tables, &self.catalog, database, self.databases()).await
     }
 
     async fn table(&self, database: &str, table: &str) -> Result<HiveTable> {
         let location = format!("{database}.db/{table}");
         let path = self.warehouse.path(&format!("{location}/{TABLE_FILE}"));
         let Some(bytes) = self.read(&path).await? else {
-            return Err(self.not_found("table", format!("{database}.{table}")));
+            return Err(Error::not_found(
+                &self.catalog,
+                "table",
+                format!("{database}.{table}"),
+            ));
         };
         let file: TableFile = serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
             location: self.warehouse.display(&path),

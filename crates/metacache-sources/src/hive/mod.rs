@@ -169,10 +169,9 @@ impl HiveConnector {
                 .iter()
                 .map(|c| c.name.clone())
                 .collect();
-            let values = names::parse(name, &keys).ok_or_else(|| Error::NotFound {
-                kind: "partition",
-                name: format!("{}.{}/{name}", hive_table.database, hive_table.name),
-                catalog: self.catalog.name().to_owned(),
+            let values = names::parse(name, &keys).ok_or_else(|| {
+                let partition = format!("{}.{}/{name}", hive_table.database, hive_table.name);
+                Error::not_found(self.catalog.name(), "partition", partition)
             })?;
             Ok(HivePartition {
                 values,
@@ -196,11 +195,8 @@ impl HiveConnector {
             .chain(&hive_table.partition_keys)
             .any(|c| c.name == column);
         if !known {
-            return Err(Error::NotFound {
-                kind: "column",
-                name: format!("{database}.{table}.{column}"),
-                catalog: self.catalog.name().to_owned(),
-            });
+            let name = format!("{database}.{table}.{column}");
+            return Err(Error::not_found(self.catalog.name(), "column", name));
         }
         let key = ColumnKey {
             database: database.to_owned(),

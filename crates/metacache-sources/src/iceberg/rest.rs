@@ -13,6 +13,7 @@ use serde::Deserialize;
 use tokio::sync::OnceCell;
 
 use super::tables::TableCatalog;
+use crate::error::tables_of_known_database;
 use crate::{Error, Result};
 
 /// An Iceberg REST catalog.
@@ -123,14 +124,6 @@ impl RestCatalog {
             .await
             .map(String::as_str)
     }
-
-    fn not_found(&self, kind: &'static str, name: String) -> Error {
-        Error::NotFound {
-            kind,
-            name,
-            catalog: self.catalog.clone(),
-        }
-    }
 }
 
 /// A namespace in a URL path: its levels joined by the unit separator (REST spec).
@@ -158,7 +151,7 @@ impl TableCatalog for RestCatalog {
         let prefix = self.prefix().await?;
         let listed: NamespacesResponse = self
             .get(&format!("/v1{prefix}/namespaces"), || {
-                self.not_found("catalog", self.uri.clone())
+                Error::not_found(&self.catalog, "catalog", self.uri.clone())
             })
             .await?;
         let mut names: Vec<String> = listed.namespaces.into_iter().map(|n| n.join(".")).collect();
@@ -173,15 +166,14 @@ impl TableCatalog for RestCatalog {
             namespace_path(namespace)
         );
         let listed: TablesResponse = self
-            .get(&path, || self.not_found("database", namespace.to_owned()))
+            .get(&path, || {
+                Error::not_found(&self.catalog, "database", namespace.to_owned())
+            })
             .await?;
         let mut names: Vec<String> = listed.identifiers.into_iter().map(|i| i.name).collect();
-        // Some servers answer an unknown namespace with an empty list instead of 404.
-        if names.is_empty() && !self.namespaces().await?.iter().any(|n| n == namespace) {
-            return Err(self.not_found("database", namespace.to_owned()));
-        }
         names.sort();
-        Ok(names)
+        // Some servers answer an unknown namespace with an empty list instead of 404.
+        tables_of_known_database(names, &self.catalog, namespace, self.namespaces()).await
     }
 
     async fn metadata_location(&self, namespace: &str, table: &str) -> Result<String> {
@@ -192,7 +184,9 @@ impl TableCatalog for RestCatalog {
             namespace_path(table)
         );
         let name = || format!("{namespace}.{table}");
-        let loaded: LoadTableResponse = self.get(&path, || self.not_found("table", name())).await?;
+        let loaded: LoadTableResponse = self
+            .get(&path, || Error::not_found(&self.catalog, "table", name()))
+            .await?;
         loaded.metadata_location.ok_or_else(|| Error::Invalid {
             location: format!("{}{path}", self.uri),
             reason: "the catalog returned no metadata-location".to_owned(),

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use object_store::ObjectStoreExt as _;
 
+use crate::error::tables_of_known_database;
 use crate::hive::subdirectories;
 use crate::warehouse::Warehouse;
 use crate::{Error, Result};
@@ -25,14 +26,6 @@ pub trait TableCatalog: Send + Sync {
     async fn tables(&self, namespace: &str) -> Result<Vec<String>>;
     /// The location of the table's current metadata file.
     async fn metadata_location(&self, namespace: &str, table: &str) -> Result<String>;
-}
-
-fn not_found(catalog: &str, kind: &'static str, name: String) -> Error {
-    Error::NotFound {
-        kind,
-        name,
-        catalog: catalog.to_owned(),
-    }
 }
 
 /// A SQL catalog in a SQLite file.
@@ -103,10 +96,7 @@ impl TableCatalog for SqliteCatalog {
 
     async fn tables(&self, namespace: &str) -> Result<Vec<String>> {
         let tables = self.query(TABLES, vec![namespace.to_owned()]).await?;
-        if tables.is_empty() && !self.namespaces().await?.iter().any(|n| n == namespace) {
-            return Err(not_found(&self.catalog, "database", namespace.to_owned()));
-        }
-        Ok(tables)
+        tables_of_known_database(tables, &self.catalog, namespace, self.namespaces()).await
     }
 
     async fn metadata_location(&self, namespace: &str, table: &str) -> Result<String> {
@@ -116,7 +106,7 @@ impl TableCatalog for SqliteCatalog {
         found
             .into_iter()
             .next()
-            .ok_or_else(|| not_found(&self.catalog, "table", format!("{namespace}.{table}")))
+            .ok_or_else(|| Error::not_found(&self.catalog, "table", format!("{namespace}.{table}")))
     }
 }
 
@@ -154,10 +144,7 @@ impl TableCatalog for DirectoryCatalog {
 
     async fn tables(&self, namespace: &str) -> Result<Vec<String>> {
         let tables = subdirectories(&self.warehouse, &self.warehouse.path(namespace)).await?;
-        if tables.is_empty() && !self.namespaces().await?.iter().any(|n| n == namespace) {
-            return Err(not_found(&self.catalog, "database", namespace.to_owned()));
-        }
-        Ok(tables)
+        tables_of_known_database(tables, &self.catalog, namespace, self.namespaces()).await
     }
 
     async fn metadata_location(&self, namespace: &str, table: &str) -> Result<String> {
@@ -190,7 +177,7 @@ impl TableCatalog for DirectoryCatalog {
             .filter_map(|o| Some((metadata_version(o.location.filename()?)?, &o.location)))
             .max_by_key(|(version, _)| *version)
             .map(|(_, path)| self.warehouse.display(path))
-            .ok_or_else(|| not_found(&self.catalog, "table", format!("{namespace}.{table}")))
+            .ok_or_else(|| Error::not_found(&self.catalog, "table", format!("{namespace}.{table}")))
     }
 }
 
