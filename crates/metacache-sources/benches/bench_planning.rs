@@ -7,6 +7,8 @@
 //! cold against warm. Run with `make bench-planning`; the ratios are what
 //! docs/benchmarks.md reports.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
 #[path = "../tests/common/seaweed.rs"]
 #[allow(dead_code)]
 mod seaweed;
@@ -14,9 +16,6 @@ mod seaweed;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use metacache_cache::Clock;
-use metacache_catalog::memory::{MemorySource, NodeMemory};
-use metacache_catalog::{CatalogManager, CreateCatalog, ManagerOptions, MemoryStore, Properties};
 use metacache_sources::{Connector, Sources};
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
@@ -47,28 +46,6 @@ fn table_objects() -> Vec<(String, &'static [u8])> {
         }
     }
     objects
-}
-
-fn sources() -> Arc<Sources> {
-    let mut options = ManagerOptions::new(Arc::new(MemoryStore::new()));
-    options.clock = Clock::System;
-    options.node_memory = Some(NodeMemory {
-        bytes: 16 << 30,
-        source: MemorySource::Physical,
-    });
-    Sources::new(Arc::new(CatalogManager::open(options).expect("manager")))
-}
-
-fn create(sources: &Sources, name: &str, pairs: Vec<(&str, String)>) {
-    sources
-        .manager()
-        .create_catalog(CreateCatalog {
-            name: name.to_owned(),
-            if_not_exists: false,
-            comment: String::new(),
-            properties: Properties::from_pairs(pairs),
-        })
-        .expect("create");
 }
 
 async fn plan(connector: &dyn Connector) -> usize {
@@ -106,26 +83,13 @@ fn compare(
 /// Iceberg: the table's metadata and every manifest of its current snapshot (the pyiceberg
 /// fixture, manifest cache enabled), cold after `REFRESH TABLE` against warm.
 fn iceberg(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/iceberg/warehouse");
-    let sources = sources();
-    create(
+    let sources = common::sources();
+    common::create_iceberg(
         &sources,
         "ice",
-        vec![
-            ("type", "iceberg".into()),
-            ("iceberg.catalog.type", "jdbc".into()),
-            (
-                "uri",
-                format!("sqlite://{}", fixture.join("catalog.db").display()),
-            ),
-            ("warehouse", format!("file://{}", fixture.display())),
-            (
-                "location.rewrite-from",
-                "file:///tmp/metacache-iceberg-fixture".into(),
-            ),
-            ("meta.cache.iceberg.manifest.enable", "true".into()),
-        ],
+        &common::iceberg_fixture(),
+        true,
+        &[("meta.cache.iceberg.manifest.enable", "true")],
     );
     let connector = sources.connector("ice").expect("connector");
     let load = || async {
@@ -163,15 +127,8 @@ fn bench(c: &mut Criterion) {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         std::fs::write(path, bytes).expect("write");
     }
-    let local = sources();
-    create(
-        &local,
-        "local",
-        vec![
-            ("type", "hms".into()),
-            ("warehouse", format!("file://{}", dir.path().display())),
-        ],
-    );
+    let local = common::sources();
+    common::create_hive(&local, "local", &common::url(dir.path()), &[]);
     compare(c, &rt, "local_fs", &local, "local");
 
     let Some(server) = seaweed::Seaweed::start(&["bench"]) else {
@@ -202,16 +159,9 @@ fn bench(c: &mut Criterion) {
         .collect::<Vec<()>>()
         .await;
     });
-    let remote = sources();
-    create(
-        &remote,
-        "s3",
-        vec![
-            ("type", "hms".into()),
-            ("warehouse", "s3://bench/wh".into()),
-            ("s3.endpoint", server.s3_endpoint.clone()),
-        ],
-    );
+    let remote = common::sources();
+    let endpoint = [("s3.endpoint", server.s3_endpoint.as_str())];
+    common::create_hive(&remote, "s3", "s3://bench/wh", &endpoint);
     compare(c, &rt, "s3_seaweedfs", &remote, "s3");
 }
 
