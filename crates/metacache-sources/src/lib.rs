@@ -31,6 +31,8 @@ macro_rules! table_scoped_keys {
     )+};
 }
 
+#[cfg(feature = "postgres")]
+pub mod adbc;
 mod connector;
 mod error;
 pub mod hive;
