@@ -200,3 +200,14 @@ mod iceberg_values {
         }
     }
 }
+
+#[cfg(feature = "postgres")]
+#[test]
+fn adbc_name_lists() {
+    use metacache_sources::adbc::NameList;
+    assert_estimate_within("NameList (500 tables)", TOLERANCE, || {
+        let mut names: Vec<String> = (0..500).map(|i| format!("table_{i:04}")).collect();
+        names.shrink_to_fit();
+        NameList(names)
+    });
+}
