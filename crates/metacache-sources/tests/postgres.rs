@@ -6,7 +6,7 @@
 mod common;
 
 use common::{sources, stats};
-use metacache_catalog::{CreateCatalog, Properties};
+use metacache_catalog::Properties;
 use metacache_engines::builtin::adbc;
 use tokio_postgres::NoTls;
 
@@ -40,23 +40,19 @@ async fn admin() -> Option<tokio_postgres::Client> {
 
 fn create_jdbc(sources: &metacache_sources::Sources, name: &str, password: &str) {
     let (host, port) = target();
-    sources
-        .manager()
-        .create_catalog(CreateCatalog {
-            name: name.to_owned(),
-            if_not_exists: false,
-            comment: String::new(),
-            properties: Properties::from_pairs([
-                ("type", "jdbc".to_owned()),
-                (
-                    "jdbc_url",
-                    format!("jdbc:postgresql://{host}:{port}/postgres"),
-                ),
-                ("user", "postgres".to_owned()),
-                ("password", password.to_owned()),
-            ]),
-        })
-        .expect("create");
+    common::create(
+        sources,
+        name,
+        [
+            ("type", "jdbc".to_owned()),
+            (
+                "jdbc_url",
+                format!("jdbc:postgresql://{host}:{port}/postgres"),
+            ),
+            ("user", "postgres".to_owned()),
+            ("password", password.to_owned()),
+        ],
+    );
 }
 
 #[tokio::test]
@@ -157,20 +153,16 @@ async fn namespaces_tables_and_schemas_come_through_the_adbc_caches() {
 #[tokio::test]
 async fn connection_errors_never_show_the_password() {
     let sources = sources();
-    sources
-        .manager()
-        .create_catalog(CreateCatalog {
-            name: "down".to_owned(),
-            if_not_exists: false,
-            comment: String::new(),
-            properties: Properties::from_pairs([
-                ("type", "jdbc"),
-                ("jdbc_url", "jdbc:postgresql://127.0.0.1:1/postgres"),
-                ("user", "someone"),
-                ("password", "hunter2-secret"),
-            ]),
-        })
-        .expect("create");
+    common::create(
+        &sources,
+        "down",
+        [
+            ("type", "jdbc"),
+            ("jdbc_url", "jdbc:postgresql://127.0.0.1:1/postgres"),
+            ("user", "someone"),
+            ("password", "hunter2-secret"),
+        ],
+    );
     let c = sources.connector("down").expect("connector");
     let e = c.databases().await.expect_err("nothing listens on port 1");
     let message = e.to_string();

@@ -171,20 +171,16 @@ async fn iceberg_tables_on_s3_read_like_the_local_ones() {
     let s3 = bucket_store(&server, "hive");
     upload(s3.as_ref(), &iceberg_fixture(), "ice").await;
     let sources = sources();
-    sources
-        .manager()
-        .create_catalog(metacache_catalog::CreateCatalog {
-            name: "lake".to_owned(),
-            if_not_exists: false,
-            comment: String::new(),
-            properties: metacache_catalog::Properties::from_pairs([
-                ("type", "iceberg".to_owned()),
-                ("warehouse", "s3://hive/ice".to_owned()),
-                ("location.rewrite-from", ICEBERG_WRITTEN_AT.to_owned()),
-                ("s3.endpoint", server.s3_endpoint.clone()),
-            ]),
-        })
-        .expect("create");
+    common::create(
+        &sources,
+        "lake",
+        [
+            ("type", "iceberg".to_owned()),
+            ("warehouse", "s3://hive/ice".to_owned()),
+            ("location.rewrite-from", ICEBERG_WRITTEN_AT.to_owned()),
+            ("s3.endpoint", server.s3_endpoint.clone()),
+        ],
+    );
     let c = sources.connector("lake").expect("connector");
     assert_eq!(c.databases().await.expect("ns"), ["shop"]);
     assert_eq!(
@@ -262,23 +258,19 @@ async fn iceberg_rest_catalog_names_tables_whose_files_are_read_from_s3() {
     }
 
     let sources = sources();
-    sources
-        .manager()
-        .create_catalog(metacache_catalog::CreateCatalog {
-            name: "rest".to_owned(),
-            if_not_exists: false,
-            comment: String::new(),
-            properties: metacache_catalog::Properties::from_pairs([
-                ("type", "iceberg".to_owned()),
-                ("iceberg.catalog.type", "rest".to_owned()),
-                ("uri", server.iceberg_endpoint.clone()),
-                ("warehouse", "warehouse".to_owned()),
-                ("s3.endpoint", server.s3_endpoint.clone()),
-                ("location.rewrite-from", ICEBERG_WRITTEN_AT.to_owned()),
-                ("location.rewrite-to", "s3://warehouse".to_owned()),
-            ]),
-        })
-        .expect("create");
+    common::create(
+        &sources,
+        "rest",
+        [
+            ("type", "iceberg".to_owned()),
+            ("iceberg.catalog.type", "rest".to_owned()),
+            ("uri", server.iceberg_endpoint.clone()),
+            ("warehouse", "warehouse".to_owned()),
+            ("s3.endpoint", server.s3_endpoint.clone()),
+            ("location.rewrite-from", ICEBERG_WRITTEN_AT.to_owned()),
+            ("location.rewrite-to", "s3://warehouse".to_owned()),
+        ],
+    );
     let c = sources.connector("rest").expect("connector");
     assert_eq!(c.databases().await.expect("ns"), ["shop"]);
     assert_eq!(
@@ -319,15 +311,12 @@ async fn iceberg_rest_catalog_names_tables_whose_files_are_read_from_s3() {
         .def()
         .properties;
     props.insert("iceberg.rest.vended-credentials-enabled", "true");
-    sources
-        .manager()
-        .create_catalog(metacache_catalog::CreateCatalog {
-            name: "vended".to_owned(),
-            if_not_exists: false,
-            comment: String::new(),
-            properties: props,
-        })
-        .expect("create");
+    let pairs: Vec<(String, String)> = props
+        .map()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    common::create(&sources, "vended", pairs);
     let vended = sources.connector("vended").expect("connector");
     for _ in 0..2 {
         let info = vended.table("shop", "trips").await.expect("table");

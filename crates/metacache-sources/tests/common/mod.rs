@@ -46,19 +46,28 @@ pub fn sources() -> Arc<Sources> {
     Sources::new(Arc::new(CatalogManager::open(options).expect("manager")))
 }
 
-/// CREATE CATALOG `name` of type hms over `warehouse`, with extra properties.
-pub fn create_hive(sources: &Sources, name: &str, warehouse: &str, extra: &[(&str, &str)]) {
-    let mut pairs = vec![("type", "hms"), ("warehouse", warehouse)];
-    pairs.extend_from_slice(extra);
+/// CREATE CATALOG `name` with `properties` (`type` included).
+pub fn create<K: Into<String>, V: Into<String>>(
+    sources: &Sources,
+    name: &str,
+    properties: impl IntoIterator<Item = (K, V)>,
+) {
     sources
         .manager()
         .create_catalog(CreateCatalog {
             name: name.to_owned(),
             if_not_exists: false,
             comment: String::new(),
-            properties: Properties::from_pairs(pairs),
+            properties: Properties::from_pairs(properties),
         })
         .expect("create catalog");
+}
+
+/// CREATE CATALOG `name` of type hms over `warehouse`, with extra properties.
+pub fn create_hive(sources: &Sources, name: &str, warehouse: &str, extra: &[(&str, &str)]) {
+    let mut pairs = vec![("type", "hms"), ("warehouse", warehouse)];
+    pairs.extend_from_slice(extra);
+    create(sources, name, pairs);
 }
 
 /// The statistics of `entry_name` in `catalog`.
@@ -113,15 +122,7 @@ pub fn create_iceberg(
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
     );
-    sources
-        .manager()
-        .create_catalog(CreateCatalog {
-            name: name.to_owned(),
-            if_not_exists: false,
-            comment: String::new(),
-            properties: Properties::from_pairs(pairs),
-        })
-        .expect("create iceberg catalog");
+    create(sources, name, pairs);
 }
 
 /// A copy of the Iceberg fixture in a temporary directory.
