@@ -35,6 +35,7 @@ use iceberg::spec::{
 use metacache_cache::Cached;
 use metacache_catalog::{CacheId, Catalog, Properties, TableKey};
 use metacache_engines::builtin::{default, iceberg as def};
+use metacache_estimate::EstimateSize;
 use object_store::ObjectStoreExt as _;
 use parking_lot::Mutex;
 
@@ -377,18 +378,43 @@ impl IcebergConnector {
         table: &str,
     ) -> Result<Cached<SnapshotPartitions>> {
         let t = self.iceberg_table(database, table).await?;
-        through(
-            &self.catalog,
-            &PARTITION,
-            Self::snapshot_key(database, table, &t),
-            || async {
-                let refs = self.manifest_refs(&t).await?;
-                let manifests = self.manifests(database, table, &refs, true).await?;
-                let mut partitions = aggregate_partitions(&manifests);
-                partitions.manifests = refs;
-                Ok(partitions)
-            },
-        )
+        self.partitions_of(database, table, &t).await
+    }
+
+    /// [`IcebergConnector::snapshot_partitions`] of a table already in hand.
+    async fn partitions_of(
+        &self,
+        database: &str,
+        table: &str,
+        t: &IcebergTable,
+    ) -> Result<Cached<SnapshotPartitions>> {
+        let key = Self::snapshot_key(database, table, t);
+        through(&self.catalog, &PARTITION, key, || async {
+            let refs = self.manifest_refs(t).await?;
+            let manifests = self.manifests(database, table, &refs, true).await?;
+            let mut partitions = aggregate_partitions(&manifests);
+            partitions.manifests = refs;
+            Ok(partitions)
+        })
+        .await
+    }
+
+    /// A value of cache `id` derived from the current snapshot's partitions (the two views).
+    async fn derived<V>(
+        &self,
+        id: &CacheId<SnapshotKey, V>,
+        database: &str,
+        table: &str,
+        t: &IcebergTable,
+        derive: impl FnOnce(&SnapshotPartitions) -> V,
+    ) -> Result<Cached<V>>
+    where
+        V: EstimateSize + Send + Sync + 'static,
+    {
+        let key = Self::snapshot_key(database, table, t);
+        through(&self.catalog, id, key, || async {
+            Ok(derive(&*self.partitions_of(database, table, t).await?))
+        })
         .await
     }
 
@@ -399,21 +425,20 @@ impl IcebergConnector {
         table: &str,
     ) -> Result<Cached<PartitionNameList>> {
         let t = self.iceberg_table(database, table).await?;
-        through(
-            &self.catalog,
-            &LIST_PARTITIONS_VIEW,
-            Self::snapshot_key(database, table, &t),
-            || async {
-                let partitions = self.snapshot_partitions(database, table).await?;
-                let mut names: Vec<String> = partitions
-                    .partitions
-                    .iter()
-                    .map(|p| p.name.clone())
-                    .collect();
-                names.shrink_to_fit();
-                Ok(PartitionNameList(names))
-            },
-        )
+        self.names_of(database, table, &t).await
+    }
+
+    async fn names_of(
+        &self,
+        database: &str,
+        table: &str,
+        t: &IcebergTable,
+    ) -> Result<Cached<PartitionNameList>> {
+        self.derived(&LIST_PARTITIONS_VIEW, database, table, t, |p| {
+            let mut names: Vec<String> = p.partitions.iter().map(|p| p.name.clone()).collect();
+            names.shrink_to_fit();
+            PartitionNameList(names)
+        })
         .await
     }
 
@@ -424,21 +449,15 @@ impl IcebergConnector {
         table: &str,
     ) -> Result<Cached<MvccPartitionView>> {
         let t = self.iceberg_table(database, table).await?;
-        through(
-            &self.catalog,
-            &MVCC_PARTITION_VIEW,
-            Self::snapshot_key(database, table, &t),
-            || async {
-                let partitions = self.snapshot_partitions(database, table).await?;
-                let mut view: Vec<(String, Option<i64>)> = partitions
-                    .partitions
-                    .iter()
-                    .map(|p| (p.name.clone(), p.last_updated_snapshot_id))
-                    .collect();
-                view.shrink_to_fit();
-                Ok(MvccPartitionView(view))
-            },
-        )
+        self.derived(&MVCC_PARTITION_VIEW, database, table, &t, |p| {
+            let mut view: Vec<(String, Option<i64>)> = p
+                .partitions
+                .iter()
+                .map(|p| (p.name.clone(), p.last_updated_snapshot_id))
+                .collect();
+            view.shrink_to_fit();
+            MvccPartitionView(view)
+        })
         .await
     }
 
@@ -455,7 +474,7 @@ impl IcebergConnector {
             &EQUALITY_DELETE_FIELD_IDS,
             Self::snapshot_key(database, table, &t),
             || async {
-                let snapshot = self.snapshot_partitions(database, table).await?;
+                let snapshot = self.partitions_of(database, table, &t).await?;
                 let manifests = self
                     .manifests(database, table, &snapshot.manifests, false)
                     .await?;
@@ -712,8 +731,8 @@ impl Connector for IcebergConnector {
         filter: &PartitionFilter,
     ) -> Result<Vec<PartitionInfo>> {
         let t = self.iceberg_table(database, table).await?;
-        let names = self.partition_names(database, table).await?;
-        let partitions = self.snapshot_partitions(database, table).await?;
+        let names = self.names_of(database, table, &t).await?;
+        let partitions = self.partitions_of(database, table, &t).await?;
         Ok(names
             .0
             .iter()
@@ -751,7 +770,7 @@ impl Connector for IcebergConnector {
         filter: &PartitionFilter,
     ) -> Result<Vec<PartitionFiles>> {
         let t = self.iceberg_table(database, table).await?;
-        let snapshot = self.snapshot_partitions(database, table).await?;
+        let snapshot = self.partitions_of(database, table, &t).await?;
         let manifests = self
             .manifests(database, table, &snapshot.manifests, true)
             .await?;
