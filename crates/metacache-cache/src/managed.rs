@@ -159,6 +159,24 @@ where
         Fut: Future<Output = std::result::Result<V, E>>,
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        self.get_or_load_if(key, load, |_| true).await
+    }
+
+    /// [`ManagedCache::get_or_load`], but a loaded value for which `cacheable` is false is
+    /// handed to this call and to the calls waiting on the same load, and never stored (a
+    /// resolution carrying credentials, §8.1). It is not a weight rejection: nothing is counted
+    /// against the ledger.
+    pub async fn get_or_load_if<F, Fut, E>(
+        &self,
+        key: K,
+        load: F,
+        cacheable: impl FnOnce(&V) -> bool,
+    ) -> Result<Cached<V>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = std::result::Result<V, E>>,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         let inner = &*self.inner;
         let counters = &inner.accounting.counters;
         // Taken before anything else: an invalidation after this point fences this call's load.
@@ -188,6 +206,7 @@ where
             return Ok(hit);
         }
         let outcome = match inner.timed_load(load).await {
+            Ok(value) if !cacheable(&value) => Ok(Cached::new(value, NEVER)),
             Ok(value) => Ok(inner.admit(key, value, generation, || leader.is_fenced()).0),
             Err(error) => Err(error),
         };

@@ -117,3 +117,56 @@ async fn waiters_take_over_when_the_loading_caller_is_cancelled() {
     assert_eq!(*follower.await.expect("follower"), Blob(5));
     assert_eq!(cache.stats().load_success_count, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_value_that_may_not_be_cached_reaches_every_waiter_and_is_not_stored() {
+    let node = node(None);
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("lance-table-access", Some(60), 100));
+    let loads = Arc::new(AtomicU64::new(0));
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let cache = cache.clone();
+            let loads = Arc::clone(&loads);
+            tokio::spawn(async move {
+                let waiting = cache.clone();
+                cache
+                    .get_or_load_if(
+                        "vended".to_owned(),
+                        || async move {
+                            loads.fetch_add(1, SeqCst);
+                            while waiting.waiters(&"vended".to_owned()) < 15 {
+                                tokio::task::yield_now().await;
+                            }
+                            Ok::<_, std::io::Error>(Blob(7))
+                        },
+                        |value| value.0 != 7,
+                    )
+                    .await
+                    .map(|v| v.0)
+                    .expect("load")
+            })
+        })
+        .collect();
+    for task in tasks {
+        assert_eq!(task.await.expect("task"), 7);
+    }
+    assert_eq!(loads.load(SeqCst), 1, "one load for all waiters");
+    assert!(cache.get("vended").is_none(), "never stored");
+    assert_eq!(cache.budget().used(), 0);
+    assert_eq!(
+        cache.stats().weight_reject_count,
+        0,
+        "not a weight rejection"
+    );
+    // A cacheable value of another key is stored as usual.
+    cache
+        .get_or_load_if(
+            "plain".to_owned(),
+            || async { Ok::<_, std::io::Error>(Blob(8)) },
+            |v| v.0 != 7,
+        )
+        .await
+        .expect("load");
+    assert!(cache.get("plain").is_some());
+}

@@ -408,7 +408,13 @@ async fn caches_of_one_entry_token_share_its_budget() {
     );
     assert_eq!(mvcc.stats().max_weight, limit as i64);
     assert_eq!(list_stats.max_weight, limit as i64);
-    assert_eq!(catalog.budget().used(), limit);
+    // Full, unless the reclamation the rejection asked for already evicted one value (the
+    // background worker may run before this line).
+    let used = catalog.budget().used();
+    assert!(
+        used == limit || used == limit - charge(1000),
+        "used {used} of {limit}"
+    );
     let table = cache(&catalog, ICEBERG_TABLE);
     load(&table, "db", "big", 100_000).await;
     assert_eq!(table.len(), 1, "other entries are not bound by that limit");

@@ -38,6 +38,7 @@ fn entry(token: &str, enable: bool, ttl: TtlDefault, capacity: u64, description:
             enable,
             ttl,
             capacity,
+            max_capacity: None,
         },
         expiry: Expiry::AfterWrite,
         description: description.to_owned(),

@@ -82,6 +82,10 @@ pub struct EntryDefaults {
     pub ttl: TtlDefault,
     /// `capacity`.
     pub capacity: u64,
+    /// The most a `capacity` property may raise it to (`lance.table_access`: 10,000 per
+    /// catalog client generation, §8.1); larger values are clamped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_capacity: Option<u64>,
 }
 
 /// A configurable `<entry>` token of an engine.

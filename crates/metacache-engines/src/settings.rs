@@ -72,11 +72,17 @@ impl Resolver<'_> {
                 let (enable, capacity, expiry) = entry.map_or((true, 0, Expiry::AfterWrite), |e| {
                     (e.defaults.enable, e.defaults.capacity, e.expiry)
                 });
+                let ceiling = entry
+                    .and_then(|e| e.defaults.max_capacity)
+                    .unwrap_or(u64::MAX);
                 let enable = self
                     .values(token, Setting::Enable)
                     .find_map(|(key, v)| parse_enable(&key, v).ok())
                     .unwrap_or(enable);
-                let capacity = self.count(token, Setting::Capacity).unwrap_or(capacity);
+                let capacity = self
+                    .count(token, Setting::Capacity)
+                    .unwrap_or(capacity)
+                    .min(ceiling);
                 CacheConfig::new(def.entry_name.as_str(), self.ttl(token, 0), capacity)
                     .with_enabled(enable)
                     .with_expiry(expiry)

@@ -9,6 +9,8 @@
 //! - `iceberg` (feature `iceberg`): Iceberg tables of SQL (SQLite), directory and REST
 //!   catalogs; metadata and manifests parsed by the `iceberg` crate, read through
 //!   `object_store`; feeds every `iceberg` cache and `default.schema`.
+//! - `paimon` (feature `paimon`): Paimon tables on the local file system or S3, their JSON
+//!   and Avro files read directly; feeds the three `paimon` caches and `default.schema`.
 //! - [`model`]: the answers, and the estimators of the values cached for them.
 //!
 //! # Invariants
@@ -39,6 +41,8 @@ pub mod hive;
 #[cfg(feature = "iceberg")]
 pub mod iceberg;
 pub mod model;
+#[cfg(feature = "paimon")]
+pub mod paimon;
 mod sources;
 mod warehouse;
 
@@ -46,7 +50,7 @@ pub use connector::{Connector, PartitionFilter};
 pub use error::{Error, Result};
 pub use model::{
     ColumnInfo, DataFile, FileListing, PartitionFiles, PartitionInfo, PartitionTotals,
-    SnapshotInfo, TableInfo, TableSchema,
+    SnapshotInfo, SnapshotKey, TableInfo, TableSchema,
 };
 pub use sources::Sources;
 pub use warehouse::{REWRITE_FROM, WAREHOUSE, Warehouse};

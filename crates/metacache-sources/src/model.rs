@@ -150,3 +150,17 @@ pub struct SnapshotInfo {
     /// Whether it is the table's current snapshot.
     pub current: bool,
 }
+
+/// A snapshot of a table: the key of the caches whose values belong to one snapshot (Iceberg
+/// partitions and views, Paimon partition views).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SnapshotKey {
+    /// Database.
+    pub database: String,
+    /// Table.
+    pub table: String,
+    /// Snapshot id (`-1` for a table without snapshots).
+    pub snapshot_id: i64,
+}
+
+table_scoped_keys!(SnapshotKey);

@@ -96,6 +96,11 @@ fn build(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Conn
         }
         #[cfg(feature = "iceberg")]
         "iceberg" => iceberg(catalog, properties),
+        #[cfg(feature = "paimon")]
+        "paimon" => Ok(Arc::new(crate::paimon::PaimonConnector::open(
+            Arc::clone(catalog),
+            properties,
+        )?)),
         #[cfg(feature = "postgres")]
         "jdbc" | "adbc" => Ok(Arc::new(crate::adbc::PostgresConnector::open(
             Arc::clone(catalog),

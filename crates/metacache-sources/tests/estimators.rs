@@ -211,3 +211,98 @@ fn adbc_name_lists() {
         NameList(names)
     });
 }
+
+#[cfg(feature = "paimon")]
+mod paimon {
+    use std::path::{Path, PathBuf};
+
+    use metacache_estimate::counting::assert_estimate_within;
+    use metacache_sources::paimon::{
+        LatestSnapshot, ManifestEntry, PaimonPartitionView, PaimonSchema, SchemaFile, SnapshotFile,
+        parse_json, read_manifest,
+    };
+
+    use super::TOLERANCE;
+
+    fn table(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/paimon/warehouse/shop.db")
+            .join(name)
+    }
+
+    fn schema(table_name: &str, id: i64) -> (Vec<u8>, String) {
+        let path = table(table_name).join(format!("schema/schema-{id}"));
+        (
+            std::fs::read(&path).expect("schema"),
+            path.display().to_string(),
+        )
+    }
+
+    #[test]
+    fn schemas_and_snapshots_of_the_fixture() {
+        for (t, id) in [("events", 0), ("events", 1), ("users", 0), ("metrics", 0)] {
+            let (bytes, location) = schema(t, id);
+            let file: SchemaFile = parse_json(&bytes, &location).expect("parse");
+            assert_estimate_within(&format!("PaimonSchema ({t}/{id})"), TOLERANCE, || {
+                PaimonSchema::from_file(file.clone())
+            });
+        }
+        let path = table("events").join("snapshot/snapshot-5");
+        let bytes = std::fs::read(&path).expect("snapshot");
+        let file: SnapshotFile = parse_json(&bytes, "snapshot-5").expect("parse");
+        assert_estimate_within("LatestSnapshot", TOLERANCE, || {
+            LatestSnapshot(Some(file.clone().into()))
+        });
+    }
+
+    /// A serialized one-field BinaryRow holding a string of at most 7 bytes (inline).
+    fn short_string_row(value: &str) -> Vec<u8> {
+        let mut row = vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+        let mut slot = [0u8; 8];
+        slot[..value.len()].copy_from_slice(value.as_bytes());
+        slot[7] = 0x80 | value.len() as u8;
+        row.extend_from_slice(&slot);
+        row
+    }
+
+    #[test]
+    fn partition_views_of_the_fixture_and_of_2000_partitions() {
+        let (bytes, location) = schema("events", 1);
+        let events = PaimonSchema::from_file(parse_json(&bytes, &location).expect("parse"));
+        let mut entries: Vec<ManifestEntry> = Vec::new();
+        for manifest in std::fs::read_dir(table("events").join("manifest")).expect("dir") {
+            let path = manifest.expect("entry").path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            if name
+                .as_deref()
+                .is_some_and(|n| !n.starts_with("manifest-list"))
+            {
+                let bytes = std::fs::read(&path).expect("manifest");
+                entries.extend(read_manifest(&bytes, "manifest").expect("parse"));
+            }
+        }
+        entries.retain(|e| !e.delete);
+        assert!(entries.len() >= 5);
+        assert_estimate_within("PaimonPartitionView (fixture)", TOLERANCE, || {
+            PaimonPartitionView::build(&events, &entries).expect("view")
+        });
+
+        let mut schema = events.clone();
+        schema.partition_keys = vec!["dt".to_owned()];
+        let many: Vec<ManifestEntry> = (0..2_000)
+            .map(|i| ManifestEntry {
+                delete: false,
+                partition: short_string_row(&format!("d{i:04}")),
+                bucket: 0,
+                file_name: format!("data-{i}.parquet"),
+                file_size: 1_000,
+                row_count: 10,
+                creation_millis: Some(i),
+                external_path: None,
+            })
+            .collect();
+        assert_estimate_within("PaimonPartitionView (2,000 partitions)", TOLERANCE, || {
+            PaimonPartitionView::build(&schema, &many).expect("view")
+        });
+    }
+}

@@ -340,3 +340,53 @@ async fn iceberg_rest_catalog_names_tables_whose_files_are_read_from_s3() {
         "no shared table cache with vended credentials"
     );
 }
+
+#[cfg(feature = "paimon")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paimon_tables_on_s3_read_like_the_local_ones() {
+    let Some(server) = Seaweed::start(&["hive"]) else {
+        return;
+    };
+    let s3 = bucket_store(&server, "hive");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/paimon/warehouse");
+    assert!(upload(s3.as_ref(), &fixture, "pm").await > 40);
+
+    let sources = sources();
+    let mut props: Vec<(&str, String)> = s3_props(&server);
+    props.push(("type", "paimon".to_owned()));
+    props.push(("warehouse", "s3://hive/pm".to_owned()));
+    common::create(&sources, "pm", props);
+    let c = sources.connector("pm").expect("connector");
+    assert_eq!(c.tables("shop").await.expect("tables").len(), 4);
+    let partitions = c
+        .partitions("shop", "events", &[])
+        .await
+        .expect("partitions");
+    let names: Vec<&str> = partitions.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "dt=2024-01-01",
+            "dt=2024-01-02",
+            "dt=2024-01-03",
+            "dt=2024-01-04"
+        ]
+    );
+    let files = c.files("shop", "events", &[]).await.expect("files");
+    let first = &files[0].files.files[0];
+    assert!(
+        first
+            .path
+            .starts_with("s3://hive/pm/shop.db/events/dt=2024-01-01/bucket-0/data-"),
+        "{}",
+        first.path
+    );
+    c.partitions("shop", "events", &[]).await.expect("warm");
+    let view = stats(
+        &sources,
+        "pm",
+        metacache_engines::builtin::paimon::PARTITION_VIEW,
+    );
+    assert_eq!((view.miss_count, view.hit_count), (1, 1));
+}

@@ -51,6 +51,46 @@ pub fn unescape(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Escapes a value for a directory name the way Hive (and Paimon) do: `%XX` (upper-case hex)
+/// for control characters, `"`, `#`, `%`, `'`, `*`, `/`, `:`, `=`, `?`, `\\`, DEL, `{`, `[`,
+/// `]` and `^`. [`unescape`] undoes it.
+pub fn escape(value: &str) -> String {
+    let needs = |c: char| {
+        matches!(
+            c,
+            '\u{01}'
+                ..='\u{1f}'
+                    | '"'
+                    | '#'
+                    | '%'
+                    | '\''
+                    | '*'
+                    | '/'
+                    | ':'
+                    | '='
+                    | '?'
+                    | '\\'
+                    | '\u{7f}'
+                    | '{'
+                    | '['
+                    | ']'
+                    | '^'
+        )
+    };
+    if !value.contains(needs) {
+        return value.to_owned();
+    }
+    let mut out = String::with_capacity(value.len() + 8);
+    for c in value.chars() {
+        if needs(c) {
+            out.push_str(&format!("%{:02X}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn hex_pair(high: u8, low: u8) -> Option<u8> {
     let digit = |c: u8| (c as char).to_digit(16);
     Some(u8::try_from(digit(high)? * 16 + digit(low)?).unwrap_or(0))
@@ -82,5 +122,14 @@ mod tests {
         assert_eq!(unescape("100%"), "100%");
         assert_eq!(unescape("%zz%4"), "%zz%4");
         assert_eq!(unescape(DEFAULT_PARTITION), DEFAULT_PARTITION);
+    }
+
+    #[test]
+    fn escape_is_undone_by_unescape() {
+        assert_eq!(escape("2024-01-01"), "2024-01-01");
+        assert_eq!(escape("10:00/a=b%"), "10%3A00%2Fa%3Db%25");
+        for value in ["a/b=c", "x%y", "plain", "é:ü", "tab\there"] {
+            assert_eq!(unescape(&escape(value)), value);
+        }
     }
 }

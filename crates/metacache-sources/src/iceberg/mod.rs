@@ -44,15 +44,14 @@ pub use tables::{DirectoryCatalog, SqliteCatalog, TableCatalog};
 pub use values::{
     EqualityDeleteIds, IcebergPartition, IcebergTable, LatestSnapshot, ManifestEntryInfo,
     ManifestKey, ManifestRef, ManifestValue, MvccPartitionView, PartitionFieldInfo,
-    PartitionNameList, SnapshotEntry, SnapshotKey, SnapshotPartitions, SpecInfo, TableComment,
-    TableFormat,
+    PartitionNameList, SnapshotEntry, SnapshotPartitions, SpecInfo, TableComment, TableFormat,
 };
 
 use crate::connector::{Connector, PartitionFilter, through};
 use crate::warehouse::Warehouse;
 use crate::{
     ColumnInfo, DataFile, Error, FileListing, PartitionFiles, PartitionInfo, PartitionTotals,
-    Result, SnapshotInfo, TableInfo, TableSchema,
+    Result, SnapshotInfo, SnapshotKey, TableInfo, TableSchema,
 };
 
 const ENGINE: &str = "iceberg";

@@ -9,10 +9,10 @@
 //! | `iceberg-format` | `TableKey` | [`TableFormat`] |
 //! | `iceberg-comment` | `TableKey` | [`TableComment`] |
 //! | `iceberg-manifest` | [`ManifestKey`] | [`ManifestValue`] |
-//! | `iceberg-partition` | [`SnapshotKey`] | [`SnapshotPartitions`] |
-//! | `iceberg.list-partitions-view` | [`SnapshotKey`] | [`PartitionNameList`] |
-//! | `iceberg.mvcc-partition-view` | [`SnapshotKey`] | [`MvccPartitionView`] |
-//! | `iceberg-equality-delete-field-ids` | [`SnapshotKey`] | [`EqualityDeleteIds`] |
+//! | `iceberg-partition` | [`SnapshotKey`](crate::SnapshotKey) | [`SnapshotPartitions`] |
+//! | `iceberg.list-partitions-view` | [`SnapshotKey`](crate::SnapshotKey) | [`PartitionNameList`] |
+//! | `iceberg.mvcc-partition-view` | [`SnapshotKey`](crate::SnapshotKey) | [`MvccPartitionView`] |
+//! | `iceberg-equality-delete-field-ids` | [`SnapshotKey`](crate::SnapshotKey) | [`EqualityDeleteIds`] |
 
 use std::collections::BTreeMap;
 
@@ -330,15 +330,4 @@ pub struct ManifestKey {
     pub path: String,
 }
 
-/// A snapshot of a table.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SnapshotKey {
-    /// Database.
-    pub database: String,
-    /// Table.
-    pub table: String,
-    /// Snapshot id (`-1` for a table without snapshots).
-    pub snapshot_id: i64,
-}
-
-table_scoped_keys!(ManifestKey, SnapshotKey);
+table_scoped_keys!(ManifestKey);

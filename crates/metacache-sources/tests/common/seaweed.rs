@@ -53,6 +53,16 @@ impl Seaweed {
             return None;
         };
         let dir = tempfile::tempdir().expect("temp dir");
+        // SeaweedFS's volume server turns read-only when less than 1 % of its disk is free, and
+        // then every PUT hangs until the client gives up: say so at once instead.
+        if let Some((free, size)) = disk_space(dir.path()) {
+            assert!(
+                free.saturating_mul(100) >= size,
+                "SeaweedFS takes no writes with less than 1 % of the disk free ({} free at {}); free some space (cargo clean) and run again",
+                free_space(dir.path()),
+                dir.path().display()
+            );
+        }
         let config = dir.path().join("s3.json");
         std::fs::write(
             &config,
@@ -73,6 +83,11 @@ impl Seaweed {
             format!("-s3.port.iceberg={iceberg}"),
             // The table bucket the Iceberg REST catalog serves (its warehouse `warehouse`).
             "-tableBucket=warehouse".to_owned(),
+            // Left to itself, `weed mini` sizes volumes and their count from the free disk space:
+            // on a nearly full disk it gets no writable volume and every PUT hangs until the
+            // client times out. Small, fixed volumes keep it writable; the tests store kilobytes.
+            "-master.volumeSizeLimitMB=64".to_owned(),
+            "-volume.max=64".to_owned(),
         ];
         if !buckets.is_empty() {
             args.push(format!("-bucket={}", buckets.join(",")));
@@ -107,6 +122,7 @@ impl Seaweed {
             dir,
         };
         server.wait_for_buckets(buckets);
+        server.wait_until_writable(buckets);
         Some(server)
     }
 
@@ -139,10 +155,62 @@ impl Seaweed {
         }
     }
 
+    /// Waits until a small object can be written to each bucket: SeaweedFS answers listings
+    /// before its volume server takes writes. Fails with the free disk space and the log.
+    fn wait_until_writable(&mut self, buckets: &[&str]) {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(5)))
+            .build()
+            .into();
+        let started = Instant::now();
+        for bucket in buckets {
+            let url = format!("{}/{bucket}/.metacache-probe", self.s3_endpoint);
+            loop {
+                let written = agent
+                    .put(&url)
+                    .send("probe")
+                    .is_ok_and(|r| r.status() == 200);
+                if written {
+                    let _ = agent.delete(&url).call();
+                    break;
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "SeaweedFS takes no writes after 60 s (free disk space: {}):\n{}",
+                    free_space(self.dir.path()),
+                    self.log()
+                );
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        }
+    }
+
     /// Its log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("weed.log")).unwrap_or_default()
     }
+}
+
+/// Free and total bytes of the file system of `dir`, as `df` reports them.
+fn disk_space(dir: &std::path::Path) -> Option<(u64, u64)> {
+    let out = Command::new("df")
+        .args(["-B1", "--output=avail,size"])
+        .arg(dir)
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut numbers = text.lines().nth(1)?.split_whitespace();
+    Some((numbers.next()?.parse().ok()?, numbers.next()?.parse().ok()?))
+}
+
+/// "2.1 GiB of 252.0 GiB", for failure messages.
+fn free_space(dir: &std::path::Path) -> String {
+    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+    disk_space(dir).map_or_else(
+        || "unknown".to_owned(),
+        |(free, size)| format!("{:.1} GiB of {:.1} GiB", gib(free), gib(size)),
+    )
 }
 
 impl Drop for Seaweed {

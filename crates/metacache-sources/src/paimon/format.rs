@@ -1,0 +1,453 @@
+//! Paimon's files, read without the Paimon SDK: schemas and snapshots are JSON (`serde_json`),
+//! manifest lists and manifests are Avro (`apache-avro`), partition values are Paimon
+//! `BinaryRow`s.
+//!
+//! # Table layout
+//! ```text
+//! <warehouse>/<db>.db/<table>/schema/schema-<id>        JSON: fields, partitionKeys, primaryKeys, options, comment
+//! <warehouse>/<db>.db/<table>/snapshot/snapshot-<id>    JSON: schemaId, baseManifestList, deltaManifestList, …
+//! <warehouse>/<db>.db/<table>/manifest/manifest-list-*  Avro: the manifests of a snapshot
+//! <warehouse>/<db>.db/<table>/manifest/manifest-*       Avro: data files added (_KIND 0) or deleted (_KIND 1)
+//! <warehouse>/<db>.db/<table>/<k>=<v>/bucket-<n>/<file> data
+//! ```
+//!
+//! # Invariants
+//! - Unknown JSON fields and Avro fields are ignored (newer writers add some); a missing field
+//!   that the reader needs is an [`Error::Invalid`] naming the file.
+//! - A `BinaryRow` is decoded only for the partition types listed in [`decode_partition`];
+//!   anything else is an error, never a guessed value.
+
+use std::collections::BTreeMap;
+
+use apache_avro::types::Value;
+use serde::Deserialize;
+
+use crate::{Error, Result};
+
+/// A `schema/schema-<id>` file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaFile {
+    /// Its id.
+    pub id: i64,
+    /// The columns.
+    pub fields: Vec<FieldFile>,
+    /// Partition columns, outermost first.
+    #[serde(default)]
+    pub partition_keys: Vec<String>,
+    /// Primary-key columns (empty for append-only tables).
+    #[serde(default)]
+    pub primary_keys: Vec<String>,
+    /// Table options (`bucket`, `file.format`…).
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    /// The table comment.
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+
+/// A column of a schema file. Its type is text for atomic types (`BIGINT NOT NULL`) and an
+/// object for nested ones.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FieldFile {
+    /// Its name.
+    pub name: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub data_type: serde_json::Value,
+    /// Its comment.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+impl FieldFile {
+    /// The type without `NOT NULL`, in lower case (`bigint`, `varchar(10)`, `array<int>`), and
+    /// whether it may hold NULL.
+    pub fn type_and_nullability(&self) -> (String, bool) {
+        let text = match &self.data_type {
+            serde_json::Value::String(s) => s.clone(),
+            other => nested_type(other),
+        };
+        let trimmed = text.trim();
+        match trimmed
+            .to_ascii_uppercase()
+            .strip_suffix(" NOT NULL")
+            .map(str::len)
+        {
+            Some(len) => (trimmed[..len].to_ascii_lowercase(), false),
+            None => (trimmed.to_ascii_lowercase(), true),
+        }
+    }
+}
+
+/// `ARRAY<…>`, `MAP<…,…>`, `ROW<…>` from the JSON form of a nested type.
+fn nested_type(value: &serde_json::Value) -> String {
+    let text = |v: Option<&serde_json::Value>| match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => nested_type(other),
+        None => "unknown".to_owned(),
+    };
+    let kind = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    let base = kind.split_whitespace().next().unwrap_or("").to_owned();
+    match base.as_str() {
+        "ARRAY" | "MULTISET" => format!("{base}<{}>", text(value.get("element"))),
+        "MAP" => format!(
+            "MAP<{}, {}>",
+            text(value.get("key")),
+            text(value.get("value"))
+        ),
+        "ROW" => {
+            let fields = value
+                .get("fields")
+                .and_then(|f| f.as_array())
+                .map(|fields| {
+                    fields
+                        .iter()
+                        .map(|f| {
+                            let name = f.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+                            format!("{name} {}", text(f.get("type")))
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            format!("ROW<{fields}>")
+        }
+        _ => kind.to_owned(),
+    }
+}
+
+/// A `snapshot/snapshot-<id>` file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotFile {
+    /// Its id.
+    pub id: i64,
+    /// The schema its files were written with.
+    pub schema_id: i64,
+    /// Manifest list of the files before this commit.
+    pub base_manifest_list: String,
+    /// Manifest list of this commit's changes.
+    pub delta_manifest_list: String,
+    /// Rows in the table after the commit.
+    #[serde(default)]
+    pub total_record_count: Option<i64>,
+    /// `APPEND`, `COMPACT`, `OVERWRITE`, `ANALYZE`.
+    pub commit_kind: String,
+    /// Commit time, Unix milliseconds.
+    pub time_millis: i64,
+}
+
+/// Parses a JSON file; `location` names it in errors.
+pub fn parse_json<T: for<'de> Deserialize<'de>>(bytes: &[u8], location: &str) -> Result<T> {
+    serde_json::from_slice(bytes).map_err(|e| Error::Invalid {
+        location: location.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+/// A data file added to or deleted from a table, as a manifest records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestEntry {
+    /// Whether the entry deletes the file (else it adds it).
+    pub delete: bool,
+    /// The partition, a serialized `BinaryRow`.
+    pub partition: Vec<u8>,
+    /// The bucket.
+    pub bucket: i32,
+    /// The file name, relative to `<partition>/bucket-<n>/`.
+    pub file_name: String,
+    /// Bytes.
+    pub file_size: u64,
+    /// Rows.
+    pub row_count: u64,
+    /// When the file was written, Unix milliseconds (writers before 0.9 do not say).
+    pub creation_millis: Option<i64>,
+    /// The file's full location when it lives outside the table directory.
+    pub external_path: Option<String>,
+}
+
+/// The manifest file names a manifest list holds.
+pub fn read_manifest_list(bytes: &[u8], location: &str) -> Result<Vec<String>> {
+    records(bytes, location)?
+        .iter()
+        .map(|r| string(field(r, "_FILE_NAME", location)?, "_FILE_NAME", location))
+        .collect()
+}
+
+/// The entries of a manifest, in file order.
+pub fn read_manifest(bytes: &[u8], location: &str) -> Result<Vec<ManifestEntry>> {
+    records(bytes, location)?
+        .iter()
+        .map(|record| {
+            let file = field(record, "_FILE", location)?;
+            let kind = int(field(record, "_KIND", location)?, "_KIND", location)?;
+            Ok(ManifestEntry {
+                delete: kind == 1,
+                partition: bytes_of(field(record, "_PARTITION", location)?, location)?,
+                bucket: i32::try_from(int(
+                    field(record, "_BUCKET", location)?,
+                    "_BUCKET",
+                    location,
+                )?)
+                .unwrap_or(0),
+                file_name: string(field(file, "_FILE_NAME", location)?, "_FILE_NAME", location)?,
+                file_size: u64::try_from(int(
+                    field(file, "_FILE_SIZE", location)?,
+                    "_FILE_SIZE",
+                    location,
+                )?)
+                .unwrap_or(0),
+                row_count: u64::try_from(int(
+                    field(file, "_ROW_COUNT", location)?,
+                    "_ROW_COUNT",
+                    location,
+                )?)
+                .unwrap_or(0),
+                creation_millis: optional(file, "_CREATION_TIME").and_then(|v| match v {
+                    Value::TimestampMillis(t) | Value::LocalTimestampMillis(t) | Value::Long(t) => {
+                        Some(*t)
+                    }
+                    _ => None,
+                }),
+                external_path: optional(file, "_EXTERNAL_PATH").and_then(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    _ => None,
+                }),
+            })
+        })
+        .collect()
+}
+
+fn records(bytes: &[u8], location: &str) -> Result<Vec<Value>> {
+    let invalid = |e: apache_avro::Error| Error::Invalid {
+        location: location.to_owned(),
+        reason: e.to_string(),
+    };
+    apache_avro::Reader::new(bytes)
+        .map_err(invalid)?
+        .map(|r| r.map_err(invalid))
+        .collect()
+}
+
+fn field<'v>(record: &'v Value, name: &str, location: &str) -> Result<&'v Value> {
+    let Value::Record(fields) = record else {
+        return Err(invalid_field(name, location));
+    };
+    fields
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| unwrap_union(v))
+        .ok_or_else(|| invalid_field(name, location))
+}
+
+/// A field that may be absent or null.
+fn optional<'v>(record: &'v Value, name: &str) -> Option<&'v Value> {
+    let Value::Record(fields) = record else {
+        return None;
+    };
+    let value = unwrap_union(&fields.iter().find(|(n, _)| n == name)?.1);
+    (!matches!(value, Value::Null)).then_some(value)
+}
+
+fn unwrap_union(value: &Value) -> &Value {
+    match value {
+        Value::Union(_, inner) => inner,
+        other => other,
+    }
+}
+
+fn invalid_field(name: &str, location: &str) -> Error {
+    Error::Invalid {
+        location: location.to_owned(),
+        reason: format!("missing or malformed field {name}"),
+    }
+}
+
+fn int(value: &Value, name: &str, location: &str) -> Result<i64> {
+    match value {
+        Value::Int(i) => Ok(i64::from(*i)),
+        Value::Long(l) => Ok(*l),
+        _ => Err(invalid_field(name, location)),
+    }
+}
+
+fn string(value: &Value, name: &str, location: &str) -> Result<String> {
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        _ => Err(invalid_field(name, location)),
+    }
+}
+
+fn bytes_of(value: &Value, location: &str) -> Result<Vec<u8>> {
+    match value {
+        Value::Bytes(b) | Value::Fixed(_, b) => Ok(b.clone()),
+        _ => Err(invalid_field("_PARTITION", location)),
+    }
+}
+
+/// Decodes a serialized partition `BinaryRow` (a 4-byte big-endian arity, then the row: a null
+/// bit set with an 8-bit header, one 8-byte slot per field, the variable-length part) into text
+/// values, `None` for NULL. `types` are the partition columns' types as
+/// [`FieldFile::type_and_nullability`] gives them.
+///
+/// Supported: `char`/`varchar`/`string`, `boolean`, `tinyint`, `smallint`, `int`/`integer`,
+/// `bigint`, `date` (as `YYYY-MM-DD`), `float`, `double`.
+pub fn decode_partition(
+    bytes: &[u8],
+    types: &[String],
+) -> std::result::Result<Vec<Option<String>>, String> {
+    let arity = types.len();
+    if arity == 0 {
+        return Ok(Vec::new());
+    }
+    let declared = bytes
+        .get(..4)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        .ok_or("partition row shorter than its header")?;
+    if usize::try_from(declared).ok() != Some(arity) {
+        return Err(format!(
+            "partition row has {declared} fields, the schema {arity}"
+        ));
+    }
+    let row = &bytes[4..];
+    let null_bytes = (arity + 63 + 8) / 64 * 8;
+    let slot = |i: usize| -> std::result::Result<[u8; 8], String> {
+        let start = null_bytes + i * 8;
+        row.get(start..start + 8)
+            .and_then(|s| <[u8; 8]>::try_from(s).ok())
+            .ok_or_else(|| format!("partition row too short for field {i}"))
+    };
+    types
+        .iter()
+        .enumerate()
+        .map(|(i, data_type)| {
+            let bit = i + 8;
+            let is_null = row
+                .get(bit / 8)
+                .is_some_and(|byte| byte & (1 << (bit % 8)) != 0);
+            if is_null {
+                return Ok(None);
+            }
+            let s = slot(i)?;
+            let base = data_type
+                .split(|c: char| c == '(' || c.is_whitespace())
+                .next()
+                .unwrap_or("");
+            let text = match base {
+                "string" | "varchar" | "char" => {
+                    let word = u64::from_le_bytes(s);
+                    let bytes = if word & (1 << 63) != 0 {
+                        let len = usize::from((s[7] & 0x7f).min(7));
+                        s[..len].to_vec()
+                    } else {
+                        let offset = usize::try_from(word >> 32).map_err(|e| e.to_string())?;
+                        let len = usize::try_from(word & 0xffff_ffff).map_err(|e| e.to_string())?;
+                        row.get(offset..offset.saturating_add(len))
+                            .ok_or_else(|| format!("string of field {i} outside the row"))?
+                            .to_vec()
+                    };
+                    String::from_utf8(bytes).map_err(|_| format!("field {i} is not UTF-8"))?
+                }
+                "boolean" => (s[0] != 0).to_string(),
+                "tinyint" => i8::from_le_bytes([s[0]]).to_string(),
+                "smallint" => i16::from_le_bytes([s[0], s[1]]).to_string(),
+                "int" | "integer" => i32::from_le_bytes([s[0], s[1], s[2], s[3]]).to_string(),
+                "date" => date(i32::from_le_bytes([s[0], s[1], s[2], s[3]])),
+                "bigint" => i64::from_le_bytes(s).to_string(),
+                "float" => f32::from_le_bytes([s[0], s[1], s[2], s[3]]).to_string(),
+                "double" => f64::from_le_bytes(s).to_string(),
+                other => {
+                    return Err(format!(
+                        "partition columns of type {other} are not supported"
+                    ));
+                }
+            };
+            Ok(Some(text))
+        })
+        .collect()
+}
+
+/// `YYYY-MM-DD` of a day number since 1970-01-01 (proleptic Gregorian).
+fn date(days: i32) -> String {
+    // Howard Hinnant's civil_from_days.
+    let z = i64::from(days) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(text: &str) -> Vec<u8> {
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
+            .collect()
+    }
+
+    #[test]
+    fn partition_rows_written_by_pypaimon_decode() {
+        // Taken from the fixture's manifests (tests/fixtures/paimon).
+        let long_string =
+            hex("0000000100000000000000000a00000010000000323032342d30312d3031000000000000");
+        assert_eq!(
+            decode_partition(&long_string, &["string".to_owned()]),
+            Ok(vec![Some("2024-01-01".to_owned())])
+        );
+        let int_and_short = hex("000000020000000000000000e7070000000000006100000000000081");
+        let types = ["int".to_owned(), "string".to_owned()];
+        assert_eq!(
+            decode_partition(&int_and_short, &types),
+            Ok(vec![Some("2023".to_owned()), Some("a".to_owned())])
+        );
+        let with_null = hex("000000020002000000000000e8070000000000000000000000000000");
+        assert_eq!(
+            decode_partition(&with_null, &types),
+            Ok(vec![Some("2024".to_owned()), None])
+        );
+    }
+
+    #[test]
+    fn malformed_rows_are_errors_not_guesses() {
+        assert!(decode_partition(&[0, 0], &["string".to_owned()]).is_err());
+        let one = hex("000000010000000000000000e707000000000000");
+        assert!(decode_partition(&one, &["int".to_owned(), "int".to_owned()]).is_err());
+        assert!(decode_partition(&one, &["decimal(10,2)".to_owned()]).is_err());
+        let outside = hex("0000000100000000000000000a000000ff000000");
+        assert!(decode_partition(&outside, &["string".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(19_723), "2024-01-01");
+        assert_eq!(date(-1), "1969-12-31");
+    }
+
+    #[test]
+    fn column_types_lose_not_null_and_keep_nesting() {
+        let field = |t: serde_json::Value| FieldFile {
+            name: "c".to_owned(),
+            data_type: t,
+            description: None,
+        };
+        assert_eq!(
+            field(serde_json::json!("BIGINT NOT NULL")).type_and_nullability(),
+            ("bigint".to_owned(), false)
+        );
+        let array = serde_json::json!({"type": "ARRAY", "element": "INT"});
+        assert_eq!(
+            field(array).type_and_nullability(),
+            ("array<int>".to_owned(), true)
+        );
+    }
+}
