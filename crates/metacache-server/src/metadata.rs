@@ -10,6 +10,7 @@
 //! | `GET …/tables/{t}/partitions?k=v&k=v2` | `{"partitions": [{name, values, location}]}` |
 //! | `GET …/tables/{t}/files?k=v` | `{"partitions": [{partition, files: [{path, size, modified_millis}]}], "file_count", "total_bytes"}` |
 //! | `GET …/tables/{t}/snapshots` | `{"snapshots": [..]}` |
+//! | `GET …/tables/{t}/access[?current=true]` | `{uri, storage_options, cacheable, not_cached_because?}` (Lance; `current` bypasses the cache) |
 //! | `POST …/tables/{t}/refresh` | `{"invalidated": n}` (as `REFRESH TABLE`) |
 //!
 //! Query parameters of `partitions` and `files` select partitions: each named partition
@@ -42,6 +43,7 @@ pub fn routes(sources: Arc<Sources>) -> Router {
         .route(&format!("{TABLE}/partitions"), get(partitions))
         .route(&format!("{TABLE}/files"), get(files))
         .route(&format!("{TABLE}/snapshots"), get(snapshots))
+        .route(&format!("{TABLE}/access"), get(access))
         .route(&format!("{TABLE}/refresh"), post(refresh))
         .with_state(sources)
 }
@@ -161,6 +163,24 @@ async fn snapshots(
         .snapshots(&database, &table)
         .await?;
     Ok(Json(json!({ "snapshots": snapshots })).into_response())
+}
+
+#[derive(serde::Deserialize)]
+struct AccessQuery {
+    #[serde(default)]
+    current: bool,
+}
+
+async fn access(
+    State(sources): Sources_,
+    Path((catalog, database, table)): TablePath,
+    Query(query): Query<AccessQuery>,
+) -> Result<Response, ApiError> {
+    let access = sources
+        .connector(&catalog)?
+        .table_access(&database, &table, query.current)
+        .await?;
+    Ok(Json(access).into_response())
 }
 
 async fn refresh(

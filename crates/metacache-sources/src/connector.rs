@@ -7,7 +7,10 @@ use metacache_cache::Cached;
 use metacache_catalog::{CacheId, Catalog, MetaKey};
 use metacache_estimate::EstimateSize;
 
-use crate::{Error, PartitionFiles, PartitionInfo, Result, SnapshotInfo, TableInfo, TableSchema};
+use crate::{
+    Error, PartitionFiles, PartitionInfo, Result, SnapshotInfo, TableAccessInfo, TableInfo,
+    TableSchema,
+};
 
 /// Partition predicates: for each listed column, the values a partition may have (a
 /// conjunction of `IN` lists). Empty selects every partition.
@@ -48,6 +51,21 @@ pub trait Connector: Send + Sync {
         table: &str,
         filter: &PartitionFilter,
     ) -> Result<Vec<PartitionFiles>>;
+
+    /// Where a table is and how to open it (Lance). `current` bypasses the cache, for callers
+    /// that must see the current target.
+    async fn table_access(
+        &self,
+        database: &str,
+        table: &str,
+        current: bool,
+    ) -> Result<TableAccessInfo> {
+        let _ = (database, table, current);
+        Err(Error::Unsupported {
+            what: "Table access resolution".to_owned(),
+            connector: self.kind(),
+        })
+    }
 
     /// The snapshots of a table, oldest first.
     async fn snapshots(&self, database: &str, table: &str) -> Result<Vec<SnapshotInfo>> {

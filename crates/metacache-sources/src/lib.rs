@@ -11,6 +11,8 @@
 //!   `object_store`; feeds every `iceberg` cache and `default.schema`.
 //! - `paimon` (feature `paimon`): Paimon tables on the local file system or S3, their JSON
 //!   and Avro files read directly; feeds the three `paimon` caches and `default.schema`.
+//! - `lance` (feature `lance`): Lance tables resolved through a directory or REST namespace;
+//!   credential-free resolutions kept in `lance-table-access` (§8.1).
 //! - [`model`]: the answers, and the estimators of the values cached for them.
 //!
 //! # Invariants
@@ -40,6 +42,8 @@ mod error;
 pub mod hive;
 #[cfg(feature = "iceberg")]
 pub mod iceberg;
+#[cfg(feature = "lance")]
+pub mod lance;
 pub mod model;
 #[cfg(feature = "paimon")]
 pub mod paimon;
@@ -50,7 +54,7 @@ pub use connector::{Connector, PartitionFilter};
 pub use error::{Error, Result};
 pub use model::{
     ColumnInfo, DataFile, FileListing, PartitionFiles, PartitionInfo, PartitionTotals,
-    SnapshotInfo, SnapshotKey, TableInfo, TableSchema,
+    SnapshotInfo, SnapshotKey, TableAccessInfo, TableInfo, TableSchema,
 };
 pub use sources::Sources;
 pub use warehouse::{REWRITE_FROM, WAREHOUSE, Warehouse};

@@ -164,3 +164,18 @@ pub struct SnapshotKey {
 }
 
 table_scoped_keys!(SnapshotKey);
+
+/// Where a table is and how to open it (Lance table access, §8.1), as engines receive it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TableAccessInfo {
+    /// The table's URI.
+    pub uri: String,
+    /// Options to open it with (configured or vended).
+    pub storage_options: std::collections::BTreeMap<String, String>,
+    /// Whether a resolution like this one is kept in the cache.
+    pub cacheable: bool,
+    /// Why not (`vended_storage_options`, `user_info`, `query`, `fragment`, `opaque`,
+    /// `unparsable`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_cached_because: Option<String>,
+}

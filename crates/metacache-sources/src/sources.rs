@@ -96,6 +96,11 @@ fn build(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Conn
         }
         #[cfg(feature = "iceberg")]
         "iceberg" => iceberg(catalog, properties),
+        #[cfg(feature = "lance")]
+        "lance" => Ok(Arc::new(crate::lance::LanceConnector::open(
+            Arc::clone(catalog),
+            properties,
+        )?)),
         #[cfg(feature = "paimon")]
         "paimon" => Ok(Arc::new(crate::paimon::PaimonConnector::open(
             Arc::clone(catalog),

@@ -306,3 +306,30 @@ mod paimon {
         });
     }
 }
+
+#[cfg(feature = "lance")]
+#[test]
+fn lance_table_access() {
+    use metacache_sources::lance::TableAccess;
+    assert_estimate_within("TableAccess (no options)", TOLERANCE, || TableAccess {
+        uri: "file:///data/lance/namespace/items.lance".to_owned(),
+        storage_options: BTreeMap::new(),
+        vended: false,
+    });
+    assert_estimate_within("TableAccess (4 options)", TOLERANCE, || {
+        let storage_options: BTreeMap<String, String> = [
+            ("region", "eu-west-1"),
+            ("endpoint", "http://127.0.0.1:8333"),
+            ("allow_http", "true"),
+            ("virtual_hosted_style_request", "false"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        TableAccess {
+            uri: "s3://bucket/warehouse/f806e8c1_sales$orders".to_owned(),
+            storage_options,
+            vended: false,
+        }
+    });
+}
