@@ -94,8 +94,8 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 .await??;
         if created {
             tracing::info!(
-                catalog = sample::NAME,
-                "created the sample catalog (first start)"
+                catalogs = %[sample::NAME, sample::ICEBERG_NAME, sample::PAIMON_NAME, sample::LANCE_NAME].join(", "),
+                "created the sample catalogs (first start)"
             );
         }
     }

@@ -1,5 +1,6 @@
-//! A jdbc catalog over the real PostgreSQL on loopback, through the real binary and the real
-//! mysql client: SHOW/DESC answered through the adbc caches, the password masked.
+//! A jdbc catalog over the real PostgreSQL on loopback, through the real binary, the real mysql
+//! client and HTTP: SHOW/DESC answered through the adbc caches, the password masked, one query
+//! for concurrent planners, REFRESH TABLE, and a quota rejection's reason.
 
 mod common;
 
@@ -43,4 +44,108 @@ fn a_jdbc_catalog_reads_postgresql_through_sql() {
          WHERE catalog_name = 'pg' AND engine_name = 'adbc'",
     );
     assert!(stats.contains("adbc-namespaces\t1"), "{stats}");
+}
+
+/// Runs SQL as `postgres` through the real psql client.
+fn psql(sql: &str) {
+    let status = std::process::Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            "5432",
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-q",
+            "-c",
+            sql,
+        ])
+        .env("PGOPTIONS", "-c client_min_messages=warning")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("psql runs");
+    assert!(status.success(), "psql: {sql}");
+}
+
+/// `(requests, hits, misses, loads, rejects, reason)` of `entry` in catalog `pg`.
+fn adbc_stats(server: &Server, entry: &str) -> Vec<String> {
+    let out = server.query(&format!(
+        "SELECT request_count, hit_count, miss_count, load_success_count, weight_reject_count, \
+         last_weight_reject_reason FROM information_schema.catalog_meta_cache_statistics \
+         WHERE catalog_name = 'pg' AND entry_name = '{entry}'"
+    ));
+    let row = out
+        .lines()
+        .nth(1)
+        .unwrap_or_else(|| panic!("no row: {out}"));
+    row.split('\t').map(str::to_owned).collect()
+}
+
+#[test]
+fn concurrent_planners_share_one_query_refresh_shows_a_new_column_and_a_small_quota_says_why() {
+    let ready = std::process::Command::new("pg_isready")
+        .args(["-h", "127.0.0.1", "-p", "5432", "-q"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ready {
+        eprintln!("SKIPPED: no PostgreSQL at 127.0.0.1:5432; run scripts/test-deps.sh");
+        return;
+    }
+    let schema = format!("mc_e2e_{}", std::process::id());
+    psql(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}; \
+         CREATE TABLE {schema}.orders (id bigint PRIMARY KEY, amount numeric(10,2));"
+    ));
+    let (_dir, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    server.query(
+        "CREATE CATALOG pg PROPERTIES ('type' = 'jdbc', \
+         'jdbc_url' = 'jdbc:postgresql://127.0.0.1:5432/postgres', 'user' = 'postgres')",
+    );
+    let path = format!("/api/v1/catalogs/pg/databases/{schema}/tables/orders/schema");
+    std::thread::scope(|scope| {
+        let planners: Vec<_> = (0..16)
+            .map(|_| scope.spawn(|| server.http("GET", &path, None, None)))
+            .collect();
+        for planner in planners {
+            let (status, body) = planner.join().expect("planner");
+            assert_eq!(status, 200, "{body}");
+            assert!(body.contains("\"amount\""), "{body}");
+        }
+    });
+    let s = adbc_stats(&server, "adbc-table-schema");
+    assert_eq!(
+        (s[0].as_str(), s[3].as_str()),
+        ("16", "1"),
+        "one query for 16: {s:?}"
+    );
+
+    psql(&format!(
+        "ALTER TABLE {schema}.orders ADD COLUMN placed timestamptz"
+    ));
+    let desc = server.query(&format!("DESC pg.{schema}.orders"));
+    assert!(!desc.contains("placed"), "cached until refreshed: {desc}");
+    server.query(&format!("REFRESH TABLE pg.{schema}.orders"));
+    let desc = server.query(&format!("DESC pg.{schema}.orders"));
+    assert!(
+        desc.contains("\nplaced\ttimestamp with time zone\tYes\t"),
+        "{desc}"
+    );
+
+    server
+        .query("ALTER CATALOG pg SET PROPERTIES ('meta.cache.adbc.metadata.max-weight' = '100B')");
+    for _ in 0..2 {
+        let (status, body) = server.http("GET", &path, None, None);
+        assert_eq!(status, 200, "the answer is still whole: {body}");
+        assert!(body.contains("\"placed\""), "{body}");
+    }
+    let s = adbc_stats(&server, "adbc-table-schema");
+    assert_eq!(
+        (s[3].as_str(), s[4].as_str(), s[5].as_str()),
+        ("2", "2", "entry_too_large"),
+        "{s:?}"
+    );
+    psql(&format!("DROP SCHEMA {schema} CASCADE"));
 }

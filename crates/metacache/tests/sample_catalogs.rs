@@ -1,9 +1,10 @@
-//! The sample catalogs end to end: the real binary's first start creates catalogs `sample`
-//! and `sample_iceberg`; the real mysql client and HTTP read their metadata through the
+//! The sample catalogs end to end: the real binary's first start creates catalogs `sample`,
+//! `sample_iceberg`, `sample_paimon` and `sample_lance`; the real mysql client and HTTP read their metadata through the
 //! caches, and the statistics table shows loads, hits, single flight, REFRESH and rejections.
 
 mod common;
 
+use std::path::Path;
 use std::thread;
 
 use common::{Server, data_dir};
@@ -45,6 +46,8 @@ fn first_start_serves_the_sample_warehouse_through_the_caches() {
     let catalogs = server.query("SHOW CATALOGS");
     assert!(catalogs.contains("sample\thms"), "{catalogs}");
     assert!(catalogs.contains("sample_iceberg\ticeberg"), "{catalogs}");
+    assert!(catalogs.contains("sample_paimon\tpaimon"), "{catalogs}");
+    assert!(catalogs.contains("sample_lance\tlance"), "{catalogs}");
     assert_eq!(
         server.query("SHOW DATABASES FROM sample"),
         "Database\nsales\nweb\n"
@@ -228,7 +231,10 @@ fn a_quota_too_small_for_a_listing_shows_its_reason_and_the_answer_is_still_righ
 fn the_sample_catalog_is_created_once_per_data_directory() {
     let (_dir, data) = data_dir();
     let server = Server::start(&data, SAMPLE);
-    server.query("DROP CATALOG sample; DROP CATALOG sample_iceberg");
+    server.query(
+        "DROP CATALOG sample; DROP CATALOG sample_iceberg; \
+         DROP CATALOG sample_paimon; DROP CATALOG sample_lance",
+    );
     server.stop();
     let server = Server::start(&data, SAMPLE);
     assert!(
@@ -283,4 +289,40 @@ fn the_sample_iceberg_catalog_answers_through_sql_and_http() {
     assert_eq!(partitions["partitions"][0]["totals"]["record_count"], 2);
     let table = stats(&server, "iceberg-table");
     assert_eq!(number(&table[3]), 1, "{table:?}");
+}
+
+#[test]
+fn the_sample_paimon_and_lance_catalogs_answer_through_sql_and_http() {
+    let (_dir, data) = data_dir();
+    let server = Server::start(&data, SAMPLE);
+    assert_eq!(
+        server.query("SHOW TABLES FROM sample_paimon.shop"),
+        "Tables_in_shop\nevents\nmetrics\nnotes\nusers\n"
+    );
+    let partitions = server.query("SHOW PARTITIONS FROM sample_paimon.shop.metrics");
+    assert!(
+        partitions.contains("year=2024/host=__DEFAULT_PARTITION__"),
+        "{partitions}"
+    );
+    assert_eq!(
+        server.query("SHOW TABLES FROM sample_lance.default"),
+        "Tables_in_default\nitems\n"
+    );
+    let (status, body) = server.http(
+        "GET",
+        "/api/v1/catalogs/sample_lance/databases/default/tables/items/access",
+        None,
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    let access: Value = serde_json::from_str(&body).expect("json");
+    let uri = access["uri"].as_str().unwrap_or_default();
+    assert!(
+        uri.ends_with("/sample-warehouse/lance/items.lance"),
+        "{body}"
+    );
+    assert!(
+        Path::new(uri.trim_start_matches("file://")).is_dir(),
+        "the bundled dataset was extracted: {uri}"
+    );
 }
