@@ -150,6 +150,20 @@ impl Warehouse {
         Path::parse(&parts).unwrap_or_else(|_| Path::from(parts.as_str()))
     }
 
+    /// The bytes of the object at `path`; `None` if there is none.
+    pub async fn read(&self, path: &Path) -> Result<Option<bytes::Bytes>> {
+        use object_store::ObjectStoreExt as _;
+        match self.store.get(path).await {
+            Ok(found) => found
+                .bytes()
+                .await
+                .map(Some)
+                .map_err(|e| Error::store(self.display(path), e)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(Error::store(self.display(path), e)),
+        }
+    }
+
     /// The full location of a store path, for users (`file:///wh/db.db/t`, `s3://b/wh/db.db/t`).
     pub fn display(&self, path: &Path) -> String {
         if path.as_ref().is_empty() {

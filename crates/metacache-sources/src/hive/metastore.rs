@@ -18,7 +18,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
-use object_store::ObjectStoreExt as _;
 use object_store::path::Path;
 use serde::Deserialize;
 
@@ -83,19 +82,6 @@ impl FileMetastore {
             catalog: catalog.to_owned(),
         }
     }
-
-    async fn read(&self, path: &Path) -> Result<Option<bytes::Bytes>> {
-        let store = self.warehouse.store();
-        match store.get(path).await {
-            Ok(found) => found
-                .bytes()
-                .await
-                .map(Some)
-                .map_err(|e| Error::store(self.warehouse.display(path), e)),
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(Error::store(self.warehouse.display(path), e)),
-        }
-    }
 }
 
 /// The visible subdirectories of `dir` (their last path part), sorted.
@@ -142,7 +128,7 @@ impl Metastore for FileMetastore {
     async fn table(&self, database: &str, table: &str) -> Result<HiveTable> {
         let location = format!("{database}.db/{table}");
         let path = self.warehouse.path(&format!("{location}/{TABLE_FILE}"));
-        let Some(bytes) = self.read(&path).await? else {
+        let Some(bytes) = self.warehouse.read(&path).await? else {
             return Err(Error::not_found(
                 &self.catalog,
                 "table",
@@ -214,7 +200,7 @@ impl Metastore for FileMetastore {
         let path = self
             .warehouse
             .path(&format!("{}/{STATS_FILE}", table.location));
-        let Some(bytes) = self.read(&path).await? else {
+        let Some(bytes) = self.warehouse.read(&path).await? else {
             return Ok(HashMap::new());
         };
         serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {

@@ -146,7 +146,12 @@ impl RestNamespace {
     pub fn new(catalog: &str, uri: &str, token: Option<String>, delimiter: Option<String>) -> Self {
         Self {
             catalog: catalog.to_owned(),
-            client: reqwest::Client::new(),
+            // A namespace that stops answering fails the load instead of holding it forever.
+            client: reqwest::Client::builder()
+                .connect_timeout(std::time::Duration::from_secs(10))
+                .timeout(std::time::Duration::from_secs(60))
+                .build()
+                .unwrap_or_default(),
             uri: uri.trim_end_matches('/').to_owned(),
             token,
             delimiter: delimiter.unwrap_or_else(|| "$".to_owned()),

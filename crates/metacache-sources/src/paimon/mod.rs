@@ -30,7 +30,6 @@ use futures::{StreamExt, TryStreamExt};
 use metacache_cache::Cached;
 use metacache_catalog::{CacheId, Catalog, Properties, TableKey};
 use metacache_engines::builtin::{default, paimon};
-use object_store::ObjectStoreExt as _;
 
 pub use format::{
     ManifestEntry, SchemaFile, SnapshotFile, decode_partition, parse_json, read_manifest,
@@ -115,16 +114,7 @@ impl PaimonConnector {
     }
 
     async fn read(&self, relative: &str) -> Result<Option<bytes::Bytes>> {
-        let path = self.warehouse.path(relative);
-        match self.warehouse.store().get(&path).await {
-            Ok(found) => found
-                .bytes()
-                .await
-                .map(Some)
-                .map_err(|e| Error::store(self.warehouse.display(&path), e)),
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(Error::store(self.warehouse.display(&path), e)),
-        }
+        self.warehouse.read(&self.warehouse.path(relative)).await
     }
 
     async fn read_required(&self, relative: &str) -> Result<(bytes::Bytes, String)> {
