@@ -131,6 +131,23 @@ pub struct PartitionFiles {
     pub files: Cached<FileListing>,
 }
 
+impl PartitionFiles {
+    /// Data files grouped by partition name (`""` for an unpartitioned table), in name order,
+    /// each group sorted by path; the listings are built per request, so they are detached.
+    pub fn from_groups(groups: std::collections::BTreeMap<String, Vec<DataFile>>) -> Vec<Self> {
+        groups
+            .into_iter()
+            .map(|(partition, mut files)| {
+                files.sort_by(|a, b| a.path.cmp(&b.path));
+                PartitionFiles {
+                    partition: (!partition.is_empty()).then_some(partition),
+                    files: Cached::detached(FileListing { files }),
+                }
+            })
+            .collect()
+    }
+}
+
 /// The files themselves, without the listing's wrapper object.
 fn listing<S: serde::Serializer>(files: &Cached<FileListing>, s: S) -> Result<S::Ok, S::Error> {
     files.files.serialize(s)

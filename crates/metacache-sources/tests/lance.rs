@@ -44,6 +44,18 @@ fn create_dir(sources: &Sources, name: &str, root: &std::path::Path, extra: &[(&
     create(sources, name, pairs);
 }
 
+fn create_rest(sources: &Sources, name: &str, server: &LanceRest) {
+    create(
+        sources,
+        name,
+        [
+            ("type", "lance"),
+            ("lance.namespace.type", "rest"),
+            ("uri", server.uri.as_str()),
+        ],
+    );
+}
+
 #[tokio::test]
 async fn a_directory_namespace_resolves_once_then_from_the_cache_until_refresh() {
     let root = namespace_copy();
@@ -241,15 +253,7 @@ async fn a_rest_namespace_resolves_once_for_concurrent_readers_and_caches_plain_
         return;
     };
     let (sources, _) = manual_sources();
-    create(
-        &sources,
-        "lr",
-        [
-            ("type", "lance"),
-            ("lance.namespace.type", "rest"),
-            ("uri", server.uri.as_str()),
-        ],
-    );
+    create_rest(&sources, "lr", &server);
     let c = Arc::new(connector(&sources, "lr"));
     assert_eq!(c.databases().await.expect("namespaces"), ["sales"]);
     assert_eq!(
@@ -298,15 +302,7 @@ async fn vended_storage_options_are_resolved_on_every_read_even_with_an_expiry()
         return;
     };
     let (sources, _) = manual_sources();
-    create(
-        &sources,
-        "lv",
-        [
-            ("type", "lance"),
-            ("lance.namespace.type", "rest"),
-            ("uri", server.uri.as_str()),
-        ],
-    );
+    create_rest(&sources, "lv", &server);
     let c = connector(&sources, "lv");
     for _ in 0..3 {
         let access = c.table_access("sales", "orders").await.expect("access");
@@ -346,15 +342,7 @@ async fn a_namespace_the_source_no_longer_has_takes_its_resolutions_with_it() {
         return;
     };
     let (sources, _) = manual_sources();
-    create(
-        &sources,
-        "lr",
-        [
-            ("type", "lance"),
-            ("lance.namespace.type", "rest"),
-            ("uri", server.uri.as_str()),
-        ],
-    );
+    create_rest(&sources, "lr", &server);
     let c = connector(&sources, "lr");
     c.table_access("sales", "orders").await.expect("cold");
     c.table_access("sales", "orders").await.expect("warm");

@@ -6,14 +6,21 @@ mod common;
 
 use common::{Server, data_dir};
 
-#[test]
-fn a_jdbc_catalog_reads_postgresql_through_sql() {
+/// Whether a PostgreSQL answers on 127.0.0.1:5432; says why the test skips otherwise.
+fn postgres_ready() -> bool {
     let ready = std::process::Command::new("pg_isready")
         .args(["-h", "127.0.0.1", "-p", "5432", "-q"])
         .status()
         .is_ok_and(|s| s.success());
     if !ready {
         eprintln!("SKIPPED: no PostgreSQL at 127.0.0.1:5432; run scripts/test-deps.sh");
+    }
+    ready
+}
+
+#[test]
+fn a_jdbc_catalog_reads_postgresql_through_sql() {
+    if !postgres_ready() {
         return;
     }
     let (_dir, data) = data_dir();
@@ -71,26 +78,17 @@ fn psql(sql: &str) {
 
 /// `(requests, hits, misses, loads, rejects, reason)` of `entry` in catalog `pg`.
 fn adbc_stats(server: &Server, entry: &str) -> Vec<String> {
-    let out = server.query(&format!(
-        "SELECT request_count, hit_count, miss_count, load_success_count, weight_reject_count, \
-         last_weight_reject_reason FROM information_schema.catalog_meta_cache_statistics \
-         WHERE catalog_name = 'pg' AND entry_name = '{entry}'"
-    ));
-    let row = out
-        .lines()
-        .nth(1)
-        .unwrap_or_else(|| panic!("no row: {out}"));
-    row.split('\t').map(str::to_owned).collect()
+    server.cache_row(
+        "pg",
+        entry,
+        "request_count, hit_count, miss_count, load_success_count, weight_reject_count, \
+         last_weight_reject_reason",
+    )
 }
 
 #[test]
 fn concurrent_planners_share_one_query_refresh_shows_a_new_column_and_a_small_quota_says_why() {
-    let ready = std::process::Command::new("pg_isready")
-        .args(["-h", "127.0.0.1", "-p", "5432", "-q"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ready {
-        eprintln!("SKIPPED: no PostgreSQL at 127.0.0.1:5432; run scripts/test-deps.sh");
+    if !postgres_ready() {
         return;
     }
     let schema = format!("mc_e2e_{}", std::process::id());

@@ -12,17 +12,12 @@ use serde_json::Value;
 
 /// `(requests, hits, misses, loads, size, rejects, reason)` of `lance-table-access` in `ln`.
 fn stats(server: &Server) -> Vec<String> {
-    let out = server.query(
-        "SELECT request_count, hit_count, miss_count, load_success_count, estimated_size, \
-         weight_reject_count, last_weight_reject_reason \
-         FROM information_schema.catalog_meta_cache_statistics \
-         WHERE catalog_name = 'ln' AND entry_name = 'lance-table-access'",
-    );
-    let row = out
-        .lines()
-        .nth(1)
-        .unwrap_or_else(|| panic!("no row: {out}"));
-    row.split('\t').map(str::to_owned).collect()
+    server.cache_row(
+        "ln",
+        "lance-table-access",
+        "request_count, hit_count, miss_count, load_success_count, estimated_size, \
+         weight_reject_count, last_weight_reject_reason",
+    )
 }
 
 fn namespace_copy() -> tempfile::TempDir {

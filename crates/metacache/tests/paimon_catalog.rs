@@ -16,17 +16,12 @@ fn fixture() -> PathBuf {
 
 /// `(requests, hits, misses, loads, weight, rejects, reason)` of `entry` in catalog `pm`.
 fn stats(server: &Server, entry: &str) -> Vec<String> {
-    let out = server.query(&format!(
-        "SELECT request_count, hit_count, miss_count, load_success_count, estimated_weight, \
-         weight_reject_count, last_weight_reject_reason \
-         FROM information_schema.catalog_meta_cache_statistics \
-         WHERE catalog_name = 'pm' AND entry_name = '{entry}'"
-    ));
-    let row = out
-        .lines()
-        .nth(1)
-        .unwrap_or_else(|| panic!("no row for {entry}: {out}"));
-    row.split('\t').map(str::to_owned).collect()
+    server.cache_row(
+        "pm",
+        entry,
+        "request_count, hit_count, miss_count, load_success_count, estimated_weight, \
+         weight_reject_count, last_weight_reject_reason",
+    )
 }
 
 fn create(server: &Server, warehouse: &Path, extra: &str) {

@@ -102,6 +102,29 @@ pub(crate) async fn subdirectories(warehouse: &Warehouse, dir: &Path) -> Result<
     Ok(names)
 }
 
+/// The databases of a warehouse laid out as `<db>.db/<table>/` (Hive's file metastore, Paimon's
+/// filesystem catalog), sorted.
+pub(crate) async fn database_dirs(warehouse: &Warehouse) -> Result<Vec<String>> {
+    let root = warehouse.path("");
+    Ok(subdirectories(warehouse, &root)
+        .await?
+        .into_iter()
+        .filter_map(|d| d.strip_suffix(".db").map(str::to_owned))
+        .filter(|d| !d.is_empty())
+        .collect())
+}
+
+/// The tables of `database` in such a warehouse, sorted; an unknown database is an error.
+pub(crate) async fn table_dirs(
+    warehouse: &Warehouse,
+    catalog: &str,
+    database: &str,
+) -> Result<Vec<String>> {
+    let dir = warehouse.path(&format!("{database}.db"));
+    let tables = subdirectories(warehouse, &dir).await?;
+    tables_of_known_database(tables, catalog, database, database_dirs(warehouse)).await
+}
+
 /// Hive and Spark skip files and directories starting with `_` or `.`.
 pub(crate) fn is_hidden(name: &str) -> bool {
     name.starts_with('_') || name.starts_with('.')
@@ -110,19 +133,11 @@ pub(crate) fn is_hidden(name: &str) -> bool {
 #[async_trait]
 impl Metastore for FileMetastore {
     async fn databases(&self) -> Result<Vec<String>> {
-        let root = self.warehouse.path("");
-        let dirs = subdirectories(&self.warehouse, &root).await?;
-        Ok(dirs
-            .into_iter()
-            .filter_map(|d| d.strip_suffix(".db").map(str::to_owned))
-            .filter(|d| !d.is_empty())
-            .collect())
+        database_dirs(&self.warehouse).await
     }
 
     async fn tables(&self, database: &str) -> Result<Vec<String>> {
-        let dir = self.warehouse.path(&format!("{database}.db"));
-        let tables = subdirectories(&self.warehouse, &dir).await?;
-        tables_of_known_database(tables, &self.catalog, database, self.databases()).await
+        table_dirs(&self.warehouse, &self.catalog, database).await
     }
 
     async fn table(&self, database: &str, table: &str) -> Result<HiveTable> {

@@ -30,8 +30,8 @@ use metacache_catalog::{CacheId, Catalog, TableKey};
 use metacache_engines::builtin::{default, hive};
 use object_store::ObjectStore as _;
 
-pub(crate) use metastore::subdirectories;
 pub use metastore::{FileMetastore, Metastore, STATS_FILE, TABLE_FILE};
+pub(crate) use metastore::{database_dirs, subdirectories, table_dirs};
 pub use values::{
     ColumnKey, ColumnStatistics, HivePartition, HiveTable, LocationKey, PartitionKey,
     PartitionNames, PartitionView,

@@ -50,8 +50,8 @@ pub use values::{
 use crate::connector::{Connector, PartitionFilter, through};
 use crate::warehouse::Warehouse;
 use crate::{
-    ColumnInfo, DataFile, Error, FileListing, PartitionFiles, PartitionInfo, PartitionTotals,
-    Result, SnapshotInfo, SnapshotKey, TableInfo, TableSchema,
+    ColumnInfo, DataFile, Error, PartitionFiles, PartitionInfo, PartitionTotals, Result,
+    SnapshotInfo, SnapshotKey, TableInfo, TableSchema,
 };
 
 const ENGINE: &str = "iceberg";
@@ -799,16 +799,7 @@ impl Connector for IcebergConnector {
                     });
             }
         }
-        Ok(groups
-            .into_iter()
-            .map(|(partition, mut files)| {
-                files.sort_by(|a, b| a.path.cmp(&b.path));
-                PartitionFiles {
-                    partition: (!partition.is_empty()).then_some(partition),
-                    files: Cached::detached(FileListing { files }),
-                }
-            })
-            .collect())
+        Ok(PartitionFiles::from_groups(groups))
     }
 
     async fn snapshots(&self, database: &str, table: &str) -> Result<Vec<SnapshotInfo>> {

@@ -40,11 +40,11 @@ pub use values::{
 };
 
 use crate::connector::{Connector, PartitionFilter, through};
-use crate::hive::{names, subdirectories};
+use crate::hive::{database_dirs, names, table_dirs};
 use crate::warehouse::Warehouse;
 use crate::{
-    ColumnInfo, DataFile, Error, FileListing, PartitionFiles, PartitionInfo, PartitionTotals,
-    Result, SnapshotInfo, SnapshotKey, TableInfo, TableSchema,
+    ColumnInfo, DataFile, Error, PartitionFiles, PartitionInfo, PartitionTotals, Result,
+    SnapshotInfo, SnapshotKey, TableInfo, TableSchema,
 };
 use sdk::ManifestCache;
 
@@ -436,25 +436,11 @@ impl Connector for PaimonConnector {
     }
 
     async fn databases(&self) -> Result<Vec<String>> {
-        let root = self.warehouse.path("");
-        Ok(subdirectories(&self.warehouse, &root)
-            .await?
-            .into_iter()
-            .filter_map(|d| d.strip_suffix(".db").map(str::to_owned))
-            .filter(|d| !d.is_empty())
-            .collect())
+        database_dirs(&self.warehouse).await
     }
 
     async fn tables(&self, database: &str) -> Result<Vec<String>> {
-        let dir = self.warehouse.path(&format!("{database}.db"));
-        let tables = subdirectories(&self.warehouse, &dir).await?;
-        crate::error::tables_of_known_database(
-            tables,
-            self.catalog.name(),
-            database,
-            self.databases(),
-        )
-        .await
+        table_dirs(&self.warehouse, self.catalog.name(), database).await
     }
 
     async fn table(&self, database: &str, table: &str) -> Result<TableInfo> {
@@ -551,16 +537,7 @@ impl Connector for PaimonConnector {
             };
             groups.entry(partition).or_default().push(file);
         }
-        Ok(groups
-            .into_iter()
-            .map(|(partition, mut files)| {
-                files.sort_by(|a, b| a.path.cmp(&b.path));
-                PartitionFiles {
-                    partition: (!partition.is_empty()).then_some(partition),
-                    files: Cached::detached(FileListing { files }),
-                }
-            })
-            .collect())
+        Ok(PartitionFiles::from_groups(groups))
     }
 
     async fn snapshots(&self, database: &str, table: &str) -> Result<Vec<SnapshotInfo>> {

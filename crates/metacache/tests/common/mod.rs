@@ -141,6 +141,19 @@ impl Server {
         reply.out
     }
 
+    /// The statistics row of `entry` in `catalog`: `columns` (comma-separated) as text fields.
+    pub fn cache_row(&self, catalog: &str, entry: &str, columns: &str) -> Vec<String> {
+        let out = self.query(&format!(
+            "SELECT {columns} FROM information_schema.catalog_meta_cache_statistics \
+             WHERE catalog_name = '{catalog}' AND entry_name = '{entry}'"
+        ));
+        let row = out
+            .lines()
+            .nth(1)
+            .unwrap_or_else(|| panic!("no row for {catalog}/{entry}: {out}"));
+        row.split('\t').map(str::to_owned).collect()
+    }
+
     /// Runs `sql`, which must fail, and returns the client's error line.
     pub fn fails(&self, sql: &str) -> String {
         let reply = self.mysql(sql);
