@@ -22,7 +22,8 @@ mod format;
 pub mod sdk;
 mod values;
 
-use std::collections::BTreeMap;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -370,38 +371,60 @@ fn partition_name(schema: &PaimonSchema, values: &[Option<String>]) -> String {
         .join("/")
 }
 
-impl PaimonPartitionView {
-    /// Groups the live files of a snapshot by partition: totals per partition, sorted by name.
-    pub fn build(schema: &PaimonSchema, files: &[ManifestEntry]) -> Result<PaimonPartitionView> {
-        let types = schema.partition_types();
-        let mut by_row: BTreeMap<&[u8], PaimonPartition> = BTreeMap::new();
-        for entry in files {
-            if !by_row.contains_key(entry.partition.as_slice()) {
-                let values = decode_partition(&entry.partition, &types).map_err(|reason| {
+/// Decodes each distinct partition row of a snapshot's files once: row → (name, values).
+struct PartitionRows<'a> {
+    schema: &'a PaimonSchema,
+    types: Vec<String>,
+    seen: HashMap<&'a [u8], (String, Vec<Option<String>>)>,
+}
+
+impl<'a> PartitionRows<'a> {
+    fn new(schema: &'a PaimonSchema) -> Self {
+        Self {
+            schema,
+            types: schema.partition_types(),
+            seen: HashMap::new(),
+        }
+    }
+
+    /// The partition name and values of `entry`'s file.
+    fn of(&mut self, entry: &'a ManifestEntry) -> Result<&(String, Vec<Option<String>>)> {
+        match self.seen.entry(entry.partition.as_slice()) {
+            Entry::Occupied(found) => Ok(found.into_mut()),
+            Entry::Vacant(slot) => {
+                let values = decode_partition(&entry.partition, &self.types).map_err(|reason| {
                     Error::Invalid {
                         location: format!("partition of {}", entry.file_name),
                         reason,
                     }
                 })?;
-                by_row.insert(
-                    &entry.partition,
-                    PaimonPartition {
-                        name: partition_name(schema, &values),
-                        values,
-                        file_count: 0,
-                        record_count: 0,
-                        total_bytes: 0,
-                        last_file_creation_millis: None,
-                    },
-                );
+                Ok(slot.insert((partition_name(self.schema, &values), values)))
             }
-            if let Some(p) = by_row.get_mut(entry.partition.as_slice()) {
-                p.file_count += 1;
-                p.record_count += entry.row_count;
-                p.total_bytes += entry.file_size;
-                p.last_file_creation_millis =
-                    p.last_file_creation_millis.max(entry.creation_millis);
-            }
+        }
+    }
+}
+
+impl PaimonPartitionView {
+    /// Groups the live files of a snapshot by partition: totals per partition, sorted by name.
+    pub fn build(schema: &PaimonSchema, files: &[ManifestEntry]) -> Result<PaimonPartitionView> {
+        let mut rows = PartitionRows::new(schema);
+        let mut by_row: BTreeMap<&[u8], PaimonPartition> = BTreeMap::new();
+        for entry in files {
+            let (name, values) = rows.of(entry)?;
+            let p = by_row
+                .entry(entry.partition.as_slice())
+                .or_insert_with(|| PaimonPartition {
+                    name: name.clone(),
+                    values: values.clone(),
+                    file_count: 0,
+                    record_count: 0,
+                    total_bytes: 0,
+                    last_file_creation_millis: None,
+                });
+            p.file_count += 1;
+            p.record_count += entry.row_count;
+            p.total_bytes += entry.file_size;
+            p.last_file_creation_millis = p.last_file_creation_millis.max(entry.creation_millis);
         }
         let mut partitions: Vec<PaimonPartition> = by_row.into_values().collect();
         partitions.sort_by(|a, b| a.name.cmp(&b.name));
@@ -518,24 +541,20 @@ impl Connector for PaimonConnector {
         let Some(snapshot) = &latest.0 else {
             return Ok(Vec::new());
         };
-        let types = schema.partition_types();
+        let live = self.live_files(database, table, snapshot).await?;
+        let mut rows = PartitionRows::new(&schema);
         let mut groups: BTreeMap<String, Vec<DataFile>> = BTreeMap::new();
-        for entry in self.live_files(database, table, snapshot).await? {
-            let values =
-                decode_partition(&entry.partition, &types).map_err(|reason| Error::Invalid {
-                    location: format!("partition of {}", entry.file_name),
-                    reason,
-                })?;
-            if !selects(filter, &schema, &values) {
+        for entry in &live {
+            let (partition, values) = rows.of(entry)?;
+            if !selects(filter, &schema, values) {
                 continue;
             }
-            let partition = partition_name(&schema, &values);
             let file = DataFile {
-                path: self.locate(database, table, &partition, &entry),
+                path: self.locate(database, table, partition, entry),
                 size: entry.file_size,
                 modified_millis: entry.creation_millis.unwrap_or(snapshot.time_millis),
             };
-            groups.entry(partition).or_default().push(file);
+            groups.entry(partition.clone()).or_default().push(file);
         }
         Ok(PartitionFiles::from_groups(groups))
     }
