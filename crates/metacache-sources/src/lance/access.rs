@@ -39,8 +39,7 @@ impl EstimateSize for TableAccess {
 }
 
 /// Why a resolution is not cached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Uncacheable {
     /// The namespace vended storage options.
     VendedStorageOptions,
@@ -54,6 +53,20 @@ pub enum Uncacheable {
     Opaque,
     /// The URI does not parse.
     Unparsable,
+}
+
+impl Uncacheable {
+    /// The reason as engines see it (`not_cached_because`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Uncacheable::VendedStorageOptions => "vended_storage_options",
+            Uncacheable::UserInfo => "user_info",
+            Uncacheable::Query => "query",
+            Uncacheable::Fragment => "fragment",
+            Uncacheable::Opaque => "opaque",
+            Uncacheable::Unparsable => "unparsable",
+        }
+    }
 }
 
 impl TableAccess {

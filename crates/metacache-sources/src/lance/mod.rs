@@ -162,12 +162,7 @@ fn info(access: &TableAccess) -> TableAccessInfo {
         uri: access.uri.clone(),
         storage_options: access.storage_options.clone(),
         cacheable: why.is_none(),
-        not_cached_because: why.map(|w| {
-            serde_json::to_value(w)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default()
-        }),
+        not_cached_because: why.map(|w| w.as_str().to_owned()),
     }
 }
 
