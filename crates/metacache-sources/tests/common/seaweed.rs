@@ -6,7 +6,8 @@
 
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// A running SeaweedFS.
@@ -21,11 +22,40 @@ pub struct Seaweed {
     dir: tempfile::TempDir,
 }
 
+/// A loopback port that is free now, below the kernel's ephemeral range, and never handed out
+/// twice in this process.
+///
+/// Ports from `bind(0)` come from the ephemeral range, where any outgoing connection (of this
+/// SeaweedFS, or of another one started by a test running beside it) may take one between the
+/// moment it is chosen and the moment `weed` binds it; below that range only listeners do.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let ceiling = ephemeral_floor().clamp(LOWEST_PORT + 1_000, 65_535);
+    let span = ceiling - LOWEST_PORT;
+    // Processes that run at once (two clones testing on one machine) start at different places.
+    let offset = std::process::id() % span;
+    for _ in 0..span {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = LOWEST_PORT + (offset + n) % span;
+        let Ok(port) = u16::try_from(port) else {
+            continue;
+        };
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port between {LOWEST_PORT} and {ceiling}")
+}
+
+/// The lowest port `free_port` hands out.
+const LOWEST_PORT: u32 = 12_000;
+
+/// The first port of the kernel's ephemeral range (Linux's default where it cannot be read).
+fn ephemeral_floor() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768)
 }
 
 /// The `weed` binary: `$METACACHE_WEED`, else `weed` on the PATH.
@@ -45,6 +75,9 @@ fn weed() -> Option<PathBuf> {
 
 impl Seaweed {
     /// Starts SeaweedFS with `buckets` created; `None` if `weed` is not installed.
+    ///
+    /// A start that loses one of its ports to another process before `weed` binds it is tried
+    /// again on new ports (at most three times in all); any other exit fails with `weed`'s log.
     pub fn start(buckets: &[&str]) -> Option<Seaweed> {
         let Some(weed) = weed() else {
             eprintln!(
@@ -52,6 +85,31 @@ impl Seaweed {
             );
             return None;
         };
+        const ATTEMPTS: u32 = 3;
+        for attempt in 1..=ATTEMPTS {
+            let mut server = Seaweed::spawn(&weed, buckets);
+            let ready = server
+                .wait_for_buckets(buckets)
+                .and_then(|()| server.wait_until_writable(buckets));
+            match ready {
+                Ok(()) => return Some(server),
+                Err(status) => {
+                    let log = server.log();
+                    if attempt < ATTEMPTS && log.contains("address already in use") {
+                        eprintln!(
+                            "weed lost a port to another process (attempt {attempt}); starting again on new ports"
+                        );
+                        continue;
+                    }
+                    panic!("weed exited with {status}:\n{log}");
+                }
+            }
+        }
+        unreachable!("the last attempt returns or panics")
+    }
+
+    /// Starts `weed mini` on new ports in a new directory, without waiting for it.
+    fn spawn(weed: &std::path::Path, buckets: &[&str]) -> Seaweed {
         let dir = tempfile::tempdir().expect("temp dir");
         // SeaweedFS's volume server turns read-only when less than 1 % of its disk is free, and
         // then every PUT hangs until the client gives up: say so at once instead.
@@ -108,26 +166,24 @@ impl Seaweed {
             args.push(format!("-{flag}={}", free_port()));
         }
         let log = std::fs::File::create(dir.path().join("weed.log")).expect("log");
-        let child = Command::new(&weed)
+        let child = Command::new(weed)
             .args(&args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
             .spawn()
             .expect("weed starts");
-        let mut server = Seaweed {
+        Seaweed {
             child,
             s3_endpoint: format!("http://127.0.0.1:{s3}"),
             iceberg_endpoint: format!("http://127.0.0.1:{iceberg}"),
             dir,
-        };
-        server.wait_for_buckets(buckets);
-        server.wait_until_writable(buckets);
-        Some(server)
+        }
     }
 
-    /// Waits until every bucket answers a listing (SeaweedFS creates them after it starts).
-    fn wait_for_buckets(&mut self, buckets: &[&str]) {
+    /// Waits until every bucket answers a listing (SeaweedFS creates them after it starts);
+    /// `Err` with its exit status if `weed` exits first.
+    fn wait_for_buckets(&mut self, buckets: &[&str]) -> Result<(), ExitStatus> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(2)))
@@ -143,7 +199,7 @@ impl Seaweed {
                     break;
                 }
                 if let Ok(Some(status)) = self.child.try_wait() {
-                    panic!("weed exited with {status}:\n{}", self.log());
+                    return Err(status);
                 }
                 assert!(
                     started.elapsed() < Duration::from_secs(60),
@@ -153,11 +209,13 @@ impl Seaweed {
                 std::thread::sleep(Duration::from_millis(200));
             }
         }
+        Ok(())
     }
 
     /// Waits until a small object can be written to each bucket: SeaweedFS answers listings
-    /// before its volume server takes writes. Fails with the free disk space and the log.
-    fn wait_until_writable(&mut self, buckets: &[&str]) {
+    /// before its volume server takes writes. Fails with the free disk space and the log;
+    /// `Err` with its exit status if `weed` exits first.
+    fn wait_until_writable(&mut self, buckets: &[&str]) -> Result<(), ExitStatus> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(5)))
@@ -175,6 +233,9 @@ impl Seaweed {
                     let _ = agent.delete(&url).call();
                     break;
                 }
+                if let Ok(Some(status)) = self.child.try_wait() {
+                    return Err(status);
+                }
                 assert!(
                     started.elapsed() < Duration::from_secs(60),
                     "SeaweedFS takes no writes after 60 s (free disk space: {}):\n{}",
@@ -184,6 +245,7 @@ impl Seaweed {
                 std::thread::sleep(Duration::from_millis(300));
             }
         }
+        Ok(())
     }
 
     /// Its log so far.
