@@ -4,8 +4,9 @@
 //!
 //! Families are built from a snapshot at scrape time, so there is no second set of counters to
 //! keep in step with the caches. The per-cache families (22 × one series per cache) are written
-//! straight into the output with each cache's label set formatted once; the few node and catalog
-//! families go through the `prometheus` crate's encoder.
+//! straight into the output with each cache's label set formatted once, and counts as integers
+//! (no `f64` round trip); the few node and catalog families go through the `prometheus` crate's
+//! encoder.
 
 use metacache_cache::CacheStats;
 use metacache_catalog::CatalogManager;
@@ -17,15 +18,28 @@ struct CacheMetric {
     name: &'static str,
     help: &'static str,
     counter: bool,
-    value: fn(&CacheStats) -> Option<f64>,
+    value: fn(&CacheStats) -> Option<Sample>,
 }
 
-fn n(v: u64) -> Option<f64> {
-    Some(v as f64)
+/// A sample value. Counts stay integers end to end: they print exactly (beyond 2^53 too) and
+/// several times faster than through `f64` formatting, which matters at 40,000 series a scrape.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Sample {
+    Count(u64),
+    Signed(i64),
+    Real(f64),
 }
 
-fn b(v: bool) -> Option<f64> {
-    Some(if v { 1.0 } else { 0.0 })
+fn n(v: u64) -> Option<Sample> {
+    Some(Sample::Count(v))
+}
+
+fn b(v: bool) -> Option<Sample> {
+    Some(Sample::Count(u64::from(v)))
+}
+
+fn real(v: f64) -> Option<Sample> {
+    Some(Sample::Real(v))
 }
 
 const CACHE_METRICS: &[CacheMetric] = &[
@@ -51,7 +65,7 @@ const CACHE_METRICS: &[CacheMetric] = &[
         name: "metacache_cache_hit_ratio",
         help: "Hits per request since the cache was built (HIT_RATE).",
         counter: false,
-        value: |s| Some(s.hit_rate()),
+        value: |s| real(s.hit_rate()),
     },
     CacheMetric {
         name: "metacache_cache_load_successes_total",
@@ -69,13 +83,13 @@ const CACHE_METRICS: &[CacheMetric] = &[
         name: "metacache_cache_load_duration_seconds_total",
         help: "Time spent loading (TOTAL_LOAD_TIME_MS).",
         counter: true,
-        value: |s| Some(s.total_load_time_ms as f64 / 1000.0),
+        value: |s| real(s.total_load_time_ms as f64 / 1000.0),
     },
     CacheMetric {
         name: "metacache_cache_average_load_penalty_seconds",
         help: "Average time of a load (AVG_LOAD_PENALTY_MS).",
         counter: false,
-        value: |s| Some(s.avg_load_penalty_ms() / 1000.0),
+        value: |s| real(s.avg_load_penalty_ms() / 1000.0),
     },
     CacheMetric {
         name: "metacache_cache_evictions_total",
@@ -87,7 +101,7 @@ const CACHE_METRICS: &[CacheMetric] = &[
         name: "metacache_cache_eviction_ratio",
         help: "Evictions per request (EVICTION_RATE).",
         counter: false,
-        value: |s| Some(s.eviction_rate()),
+        value: |s| real(s.eviction_rate()),
     },
     CacheMetric {
         name: "metacache_cache_invalidations_total",
@@ -111,13 +125,13 @@ const CACHE_METRICS: &[CacheMetric] = &[
         name: "metacache_cache_ttl_seconds",
         help: "Time to live of values, -1 for never (TTL_SECOND).",
         counter: false,
-        value: |s| Some(s.ttl_second as f64),
+        value: |s| Some(Sample::Signed(s.ttl_second)),
     },
     CacheMetric {
         name: "metacache_cache_max_weight_bytes",
         help: "Effective byte limit, -1 when none applies (MAX_WEIGHT).",
         counter: false,
-        value: |s| Some(s.max_weight as f64),
+        value: |s| Some(Sample::Signed(s.max_weight)),
     },
     CacheMetric {
         name: "metacache_cache_estimated_weight_bytes",
@@ -153,13 +167,19 @@ const CACHE_METRICS: &[CacheMetric] = &[
         name: "metacache_cache_last_load_success_timestamp_seconds",
         help: "Unix time of the last successful load (LAST_LOAD_SUCCESS_TIME).",
         counter: false,
-        value: |s| s.last_load_success_millis.map(|m| m as f64 / 1000.0),
+        value: |s| {
+            s.last_load_success_millis
+                .and_then(|m| real(m as f64 / 1000.0))
+        },
     },
     CacheMetric {
         name: "metacache_cache_last_load_failure_timestamp_seconds",
         help: "Unix time of the last failed load (LAST_LOAD_FAILURE_TIME).",
         counter: false,
-        value: |s| s.last_load_failure_millis.map(|m| m as f64 / 1000.0),
+        value: |s| {
+            s.last_load_failure_millis
+                .and_then(|m| real(m as f64 / 1000.0))
+        },
     },
 ];
 
@@ -220,9 +240,23 @@ fn escape(text: &str, out: &mut String) {
 }
 
 /// A sample value as the text format spells it.
+fn push_sample(sample: Sample, out: &mut String) {
+    match sample {
+        Sample::Count(v) => out.push_str(itoa::Buffer::new().format(v)),
+        Sample::Signed(v) => out.push_str(itoa::Buffer::new().format(v)),
+        Sample::Real(v) => push_value(v, out),
+    }
+}
+
+/// A floating-point sample value as the text format spells it.
 fn push_value(value: f64, out: &mut String) {
     use std::fmt::Write;
-    if value.is_nan() {
+    // Ratios of 0 and 1 and whole seconds are common: print them as `{}` would, without the
+    // shortest-float search (exact below 2^53; `-0` keeps its sign through `{}`).
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if value.fract() == 0.0 && value.abs() < EXACT && !(value == 0.0 && value.is_sign_negative()) {
+        out.push_str(itoa::Buffer::new().format(value as i64));
+    } else if value.is_nan() {
         out.push_str("NaN");
     } else if value.is_infinite() {
         out.push_str(if value > 0.0 { "+Inf" } else { "-Inf" });
@@ -262,10 +296,10 @@ fn render_caches(rows: &[metacache_catalog::CacheRow], out: &mut String) {
             " gauge\n"
         });
         for (row, labels) in rows.iter().zip(&labels) {
-            if let Some(value) = (metric.value)(&row.stats) {
+            if let Some(sample) = (metric.value)(&row.stats) {
                 out.push_str(metric.name);
                 out.push_str(labels);
-                push_value(value, out);
+                push_sample(sample, out);
                 out.push('\n');
             }
         }
@@ -389,5 +423,39 @@ mod tests {
             spelled,
             ["0", "1073741824", "0.5", "-1", "+Inf", "-Inf", "NaN"]
         );
+    }
+
+    #[test]
+    fn whole_floats_print_as_the_standard_formatter_prints_them() {
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            -7.0,
+            1e15,
+            9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0,
+            1e300,
+            1_764_730_000.125,
+            1e-7,
+        ] {
+            let mut s = String::new();
+            push_value(v, &mut s);
+            assert_eq!(s, format!("{v}"), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn counts_print_exactly_beyond_the_floats_integers() {
+        let mut s = String::new();
+        for sample in [
+            Sample::Count(u64::MAX),
+            Sample::Signed(-1),
+            Sample::Count(9_007_199_254_740_993),
+        ] {
+            push_sample(sample, &mut s);
+            s.push(' ');
+        }
+        assert_eq!(s, "18446744073709551615 -1 9007199254740993 ");
     }
 }
