@@ -1,0 +1,103 @@
+//! Instructions per hit, for a repeatable comparison of the governed hit path with raw
+//! `quick_cache` (wall-clock benches on a shared 2-core machine move by 2× between runs).
+//!
+//! Each mode fills its cache with the values of `bench_hit` and then runs `LOOKUPS` hits in one
+//! function that callgrind is told to count alone:
+//!
+//! ```sh
+//! cargo build --release -p metacache-cache --example hit_instructions
+//! for mode in raw governed governed_no_ttl; do
+//!   valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect='*lookups_*' \
+//!     target/release/examples/hit_instructions $mode 2>&1 | grep -E 'Collected|hits'
+//! done
+//! ```
+//! The `Collected` count divided by `LOOKUPS` is the instructions of one hit.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use metacache_cache::{CacheConfig, ManagedCache, MemoryGovernor};
+use metacache_estimate::{EstimateSize, Sizer};
+
+const ITEMS: u64 = 100_000;
+const LOOKUPS: usize = 1_000_000;
+
+struct Value([u64; 8]);
+
+impl EstimateSize for Value {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add_inline(self);
+    }
+}
+
+/// The key order of `bench_hit`.
+fn keys() -> Vec<u64> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..1 << 16)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % ITEMS
+        })
+        .collect()
+}
+
+#[inline(never)]
+fn lookups_governed(cache: &ManagedCache<u64, Value>, keys: &[u64]) -> u64 {
+    let mut found = 0;
+    for i in 0..LOOKUPS {
+        let key = keys[i & (keys.len() - 1)];
+        found += black_box(cache.get(&key).map_or(0, |v| v.0[0] & 1));
+    }
+    found
+}
+
+#[inline(never)]
+fn lookups_raw(cache: &quick_cache::sync::Cache<u64, Arc<Value>>, keys: &[u64]) -> u64 {
+    let mut found = 0;
+    for i in 0..LOOKUPS {
+        let key = keys[i & (keys.len() - 1)];
+        found += black_box(cache.get(&key).map_or(0, |v| v.0[0] & 1));
+    }
+    found
+}
+
+fn governed(ttl: Option<Duration>) -> u64 {
+    let governor = MemoryGovernor::new(Some(1 << 30));
+    let catalog = governor.catalog_budget("bench", Some(1 << 29));
+    let cache: ManagedCache<u64, Value> = ManagedCache::new(
+        CacheConfig::new("hive-partition", ttl, ITEMS * 2),
+        &governor,
+        &catalog,
+    );
+    for k in 0..ITEMS {
+        cache.insert(k, Value([k; 8]));
+    }
+    assert_eq!(cache.len() as u64, ITEMS, "every value admitted");
+    lookups_governed(&cache, &keys())
+}
+
+fn raw() -> u64 {
+    let cache = quick_cache::sync::Cache::new(ITEMS as usize * 2);
+    for k in 0..ITEMS {
+        cache.insert(k, Arc::new(Value([k; 8])));
+    }
+    lookups_raw(&cache, &keys())
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let odd = match mode.as_str() {
+        "raw" => raw(),
+        "governed" => governed(Some(Duration::from_secs(86_400))),
+        "governed_no_ttl" => governed(None),
+        other => {
+            eprintln!("usage: hit_instructions raw|governed|governed_no_ttl (not {other:?})");
+            std::process::exit(2);
+        }
+    };
+    // Every lookup must hit: the odd values are half of them, give or take the key order.
+    eprintln!("{mode}: {LOOKUPS} hits, {odd} odd values");
+}
