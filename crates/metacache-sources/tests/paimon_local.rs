@@ -48,7 +48,7 @@ async fn databases_tables_and_schemas_of_append_and_primary_key_tables() {
     assert_eq!(c.databases().await.expect("dbs"), ["shop"]);
     assert_eq!(
         c.tables("shop").await.expect("tables"),
-        ["events", "metrics", "notes", "users"]
+        ["events", "metrics", "notes", "readings", "users"]
     );
 
     // events gained a column after four commits: the latest snapshot's schema has it.
@@ -249,6 +249,48 @@ async fn files_are_the_live_data_files_of_the_latest_snapshot() {
     assert_eq!(kinds, ["append", "append", "append", "overwrite", "append"]);
     assert!(snapshots[4].current && !snapshots[3].current);
     assert_eq!(snapshots[4].parent_id, Some(4));
+}
+
+#[tokio::test]
+async fn date_and_decimal_partitions_name_the_directories_paimon_wrote() {
+    let sources = sources();
+    create_paimon(&sources, "pm", &fixture(), &[]);
+    let c = sources.connector("pm").expect("connector");
+    let partitions = c.partitions("shop", "readings", &[]).await.expect("p");
+    let named: Vec<(&str, Vec<&str>)> = partitions
+        .iter()
+        .map(|p| {
+            (
+                p.name.as_str(),
+                p.values.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    // Paimon's default legacy names: a DATE is its day number (1969-12-31 is -1), a decimal
+    // keeps its scale.
+    assert_eq!(
+        named,
+        [
+            ("day=-1/band=12.50", vec!["-1", "12.50"]),
+            ("day=19723/band=-0.75", vec!["19723", "-0.75"]),
+            ("day=19723/band=12.50", vec!["19723", "12.50"]),
+        ]
+    );
+    let groups = c.files("shop", "readings", &[]).await.expect("files");
+    assert_eq!(groups.len(), 3);
+    for file in groups.iter().flat_map(|g| g.files.files.iter()) {
+        let path = file.path.trim_start_matches("file://");
+        let on_disk = std::fs::metadata(path).expect("the file exists where Paimon wrote it");
+        assert_eq!(on_disk.len(), file.size, "{path}");
+    }
+    let filter = [("day".to_owned(), vec!["19723".to_owned()])];
+    assert_eq!(
+        c.partitions("shop", "readings", &filter)
+            .await
+            .expect("pruned")
+            .len(),
+        2
+    );
 }
 
 #[tokio::test]

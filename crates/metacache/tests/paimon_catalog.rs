@@ -38,7 +38,10 @@ fn sql_answers_through_the_paimon_caches() {
     create(&server, &fixture(), "");
     assert_eq!(server.query("SHOW DATABASES FROM pm"), "Database\nshop\n");
     let tables = server.query("SHOW TABLES FROM pm.shop");
-    assert_eq!(tables, "Tables_in_shop\nevents\nmetrics\nnotes\nusers\n");
+    assert_eq!(
+        tables,
+        "Tables_in_shop\nevents\nmetrics\nnotes\nreadings\nusers\n"
+    );
     let desc = server.query("DESC pm.shop.events");
     assert!(desc.contains("\nchannel\tstring\tYes\t"), "{desc}");
     assert!(desc.contains("\ndt\tstring\tYes\t"), "{desc}");

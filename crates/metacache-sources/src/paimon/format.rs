@@ -291,11 +291,16 @@ fn bytes_of(value: &Value, location: &str) -> Result<Vec<u8>> {
 /// values, `None` for NULL. `types` are the partition columns' types as
 /// [`FieldFile::type_and_nullability`] gives them.
 ///
-/// Supported: `char`/`varchar`/`string`, `boolean`, `tinyint`, `smallint`, `int`/`integer`,
-/// `bigint`, `date` (as `YYYY-MM-DD`), `float`, `double`.
+/// Values are spelled as Paimon spells them in partition directory names, so that the name
+/// built from them is the directory the files are in. Supported: `char`/`varchar`/`string`,
+/// `boolean`, `tinyint`, `smallint`, `int`/`integer`, `bigint`, `float`, `double`,
+/// `decimal(p,s)` (plain notation with `s` fraction digits: `12.50`), and `date` — its day number
+/// since 1970-01-01 when `legacy_names` (the table option `partition.legacy-name`, true by
+/// default: `19723`), else `YYYY-MM-DD`.
 pub fn decode_partition(
     bytes: &[u8],
     types: &[String],
+    legacy_names: bool,
 ) -> std::result::Result<Vec<Option<String>>, String> {
     let arity = types.len();
     if arity == 0 {
@@ -353,7 +358,33 @@ pub fn decode_partition(
                 "tinyint" => i8::from_le_bytes([s[0]]).to_string(),
                 "smallint" => i16::from_le_bytes([s[0], s[1]]).to_string(),
                 "int" | "integer" => i32::from_le_bytes([s[0], s[1], s[2], s[3]]).to_string(),
-                "date" => date(i32::from_le_bytes([s[0], s[1], s[2], s[3]])),
+                "date" => {
+                    let days = i32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+                    if legacy_names {
+                        days.to_string()
+                    } else {
+                        date(days)
+                    }
+                }
+                "decimal" | "numeric" => {
+                    let (precision, scale) = decimal_shape(data_type)?;
+                    let unscaled = if precision <= 18 {
+                        // Compact: the unscaled value in the slot.
+                        i128::from(i64::from_le_bytes(s))
+                    } else {
+                        // The unscaled value's big-endian two's complement bytes in the
+                        // variable part; the slot holds offset << 32 | length.
+                        let word = u64::from_le_bytes(s);
+                        let offset = usize::try_from(word >> 32).map_err(|e| e.to_string())?;
+                        let len = usize::try_from(word & 0xffff_ffff).map_err(|e| e.to_string())?;
+                        let bytes = row
+                            .get(offset..offset.saturating_add(len))
+                            .ok_or_else(|| format!("decimal of field {i} outside the row"))?;
+                        big_endian_i128(bytes)
+                            .ok_or_else(|| format!("decimal of field {i} has {len} bytes"))?
+                    };
+                    plain_decimal(unscaled, scale)
+                }
                 "bigint" => i64::from_le_bytes(s).to_string(),
                 "float" => f32::from_le_bytes([s[0], s[1], s[2], s[3]]).to_string(),
                 "double" => f64::from_le_bytes(s).to_string(),
@@ -366,6 +397,48 @@ pub fn decode_partition(
             Ok(Some(text))
         })
         .collect()
+}
+
+/// Precision and scale of `decimal(p,s)` (`decimal` alone is Paimon's `decimal(10,0)`).
+fn decimal_shape(data_type: &str) -> std::result::Result<(u32, u32), String> {
+    let Some(open) = data_type.find('(') else {
+        return Ok((10, 0));
+    };
+    let inner = data_type[open + 1..]
+        .split(')')
+        .next()
+        .ok_or_else(|| format!("malformed type {data_type}"))?;
+    let mut parts = inner.split(',').map(|p| p.trim().parse::<u32>());
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(Ok(p)), Some(Ok(s)), None) if (1..=38).contains(&p) && s <= p => Ok((p, s)),
+        (Some(Ok(p)), None, None) if (1..=38).contains(&p) => Ok((p, 0)),
+        _ => Err(format!("malformed type {data_type}")),
+    }
+}
+
+/// A big-endian two's complement integer of at most 16 bytes.
+fn big_endian_i128(bytes: &[u8]) -> Option<i128> {
+    if bytes.is_empty() || bytes.len() > 16 {
+        return None;
+    }
+    let fill = if bytes[0] & 0x80 != 0 { 0xff } else { 0 };
+    let mut full = [fill; 16];
+    full[16 - bytes.len()..].copy_from_slice(bytes);
+    Some(i128::from_be_bytes(full))
+}
+
+/// `unscaled × 10^-scale` in plain notation with exactly `scale` fraction digits, as Java's
+/// `BigDecimal.toPlainString` (and Paimon's partition names) spell it: `-0.75`, `12.50`, `7`.
+fn plain_decimal(unscaled: i128, scale: u32) -> String {
+    let digits = unscaled.unsigned_abs().to_string();
+    let sign = if unscaled < 0 { "-" } else { "" };
+    let scale = usize::try_from(scale).unwrap_or(usize::MAX);
+    if scale == 0 {
+        return format!("{sign}{digits}");
+    }
+    let padded = format!("{digits:0>width$}", width = scale + 1);
+    let (whole, fraction) = padded.split_at(padded.len() - scale);
+    format!("{sign}{whole}.{fraction}")
 }
 
 /// `YYYY-MM-DD` of a day number since 1970-01-01 (proleptic Gregorian).
@@ -400,30 +473,91 @@ mod tests {
         let long_string =
             hex("0000000100000000000000000a00000010000000323032342d30312d3031000000000000");
         assert_eq!(
-            decode_partition(&long_string, &["string".to_owned()]),
+            decode_partition(&long_string, &["string".to_owned()], true),
             Ok(vec![Some("2024-01-01".to_owned())])
         );
         let int_and_short = hex("000000020000000000000000e7070000000000006100000000000081");
         let types = ["int".to_owned(), "string".to_owned()];
         assert_eq!(
-            decode_partition(&int_and_short, &types),
+            decode_partition(&int_and_short, &types, true),
             Ok(vec![Some("2023".to_owned()), Some("a".to_owned())])
         );
         let with_null = hex("000000020002000000000000e8070000000000000000000000000000");
         assert_eq!(
-            decode_partition(&with_null, &types),
+            decode_partition(&with_null, &types, true),
             Ok(vec![Some("2024".to_owned()), None])
         );
     }
 
     #[test]
+    fn decimals_and_dates_are_spelled_as_paimon_names_directories() {
+        // decimal(6,2) -0.75 (compact: the unscaled long in the slot) and a date, day 19723.
+        let mut row = hex("00000002000000000000000000000000");
+        row.truncate(4 + 8);
+        row.extend_from_slice(&19_723i64.to_le_bytes());
+        row.extend_from_slice(&(-75i64).to_le_bytes());
+        let types = ["date".to_owned(), "decimal(6, 2)".to_owned()];
+        assert_eq!(
+            decode_partition(&row, &types, true),
+            Ok(vec![Some("19723".to_owned()), Some("-0.75".to_owned())])
+        );
+        assert_eq!(
+            decode_partition(&row, &types, false),
+            Ok(vec![
+                Some("2024-01-01".to_owned()),
+                Some("-0.75".to_owned())
+            ])
+        );
+        // decimal(20,3): 16 bytes reserved in the variable part, the slot is offset << 32 | len.
+        let mut wide = vec![0, 0, 0, 1];
+        wide.extend_from_slice(&[0; 8]);
+        wide.extend_from_slice(&((16u64 << 32) | 9).to_le_bytes());
+        let unscaled: i128 = -12_345_678_901_234_567_890;
+        wide.extend_from_slice(&unscaled.to_be_bytes()[7..]);
+        wide.extend_from_slice(&[0; 7]);
+        assert_eq!(
+            decode_partition(&wide, &["decimal(20,3)".to_owned()], true),
+            Ok(vec![Some("-12345678901234567.890".to_owned())])
+        );
+    }
+
+    #[test]
+    fn plain_decimals_keep_their_scale() {
+        let cases = [
+            (1250, 2, "12.50"),
+            (-75, 2, "-0.75"),
+            (5, 3, "0.005"),
+            (-5, 3, "-0.005"),
+            (0, 2, "0.00"),
+            (7, 0, "7"),
+            (-7, 0, "-7"),
+            (i128::MAX, 38, "1.70141183460469231731687303715884105727"),
+        ];
+        for (unscaled, scale, text) in cases {
+            assert_eq!(
+                plain_decimal(unscaled, scale),
+                text,
+                "{unscaled} scale {scale}"
+            );
+        }
+        assert_eq!(decimal_shape("decimal"), Ok((10, 0)));
+        assert_eq!(decimal_shape("decimal(6, 2)"), Ok((6, 2)));
+        assert!(decimal_shape("decimal(2, 6)").is_err());
+        assert!(decimal_shape("decimal(x)").is_err());
+        assert_eq!(big_endian_i128(&[0xff, 0xb5]), Some(-75));
+        assert_eq!(big_endian_i128(&[0x04, 0xe2]), Some(1250));
+        assert_eq!(big_endian_i128(&[]), None);
+        assert_eq!(big_endian_i128(&[0; 17]), None);
+    }
+
+    #[test]
     fn malformed_rows_are_errors_not_guesses() {
-        assert!(decode_partition(&[0, 0], &["string".to_owned()]).is_err());
+        assert!(decode_partition(&[0, 0], &["string".to_owned()], true).is_err());
         let one = hex("000000010000000000000000e707000000000000");
-        assert!(decode_partition(&one, &["int".to_owned(), "int".to_owned()]).is_err());
-        assert!(decode_partition(&one, &["decimal(10,2)".to_owned()]).is_err());
+        assert!(decode_partition(&one, &["int".to_owned(), "int".to_owned()], true).is_err());
+        assert!(decode_partition(&one, &["timestamp(3)".to_owned()], true).is_err());
         let outside = hex("0000000100000000000000000a000000ff000000");
-        assert!(decode_partition(&outside, &["string".to_owned()]).is_err());
+        assert!(decode_partition(&outside, &["string".to_owned()], true).is_err());
     }
 
     #[test]

@@ -392,12 +392,14 @@ impl<'a> PartitionRows<'a> {
         match self.seen.entry(entry.partition.as_slice()) {
             Entry::Occupied(found) => Ok(found.into_mut()),
             Entry::Vacant(slot) => {
-                let values = decode_partition(&entry.partition, &self.types).map_err(|reason| {
-                    Error::Invalid {
-                        location: format!("partition of {}", entry.file_name),
-                        reason,
-                    }
-                })?;
+                let legacy = self.schema.legacy_partition_names();
+                let values =
+                    decode_partition(&entry.partition, &self.types, legacy).map_err(|reason| {
+                        Error::Invalid {
+                            location: format!("partition of {}", entry.file_name),
+                            reason,
+                        }
+                    })?;
                 Ok(slot.insert((partition_name(self.schema, &values), values)))
             }
         }

@@ -49,6 +49,16 @@ impl PaimonSchema {
     }
 }
 
+impl PaimonSchema {
+    /// Whether partition directories use Paimon's legacy names (`partition.legacy-name`, true
+    /// unless the table says otherwise): a DATE is then its day number.
+    pub fn legacy_partition_names(&self) -> bool {
+        self.options
+            .get("partition.legacy-name")
+            .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"))
+    }
+}
+
 impl EstimateSize for PaimonSchema {
     fn estimate_size(&self, sizer: &mut Sizer) {
         sizer.add_inline(self);
