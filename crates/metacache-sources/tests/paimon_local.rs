@@ -48,7 +48,15 @@ async fn databases_tables_and_schemas_of_append_and_primary_key_tables() {
     assert_eq!(c.databases().await.expect("dbs"), ["shop"]);
     assert_eq!(
         c.tables("shop").await.expect("tables"),
-        ["events", "metrics", "notes", "readings", "users"]
+        [
+            "events",
+            "metrics",
+            "notes",
+            "readings",
+            "ticks",
+            "ticks_iso",
+            "users"
+        ]
     );
 
     // events gained a column after four commits: the latest snapshot's schema has it.
@@ -290,6 +298,52 @@ async fn date_and_decimal_partitions_name_the_directories_paimon_wrote() {
             .expect("pruned")
             .len(),
         2
+    );
+}
+
+#[tokio::test]
+async fn timestamp_partitions_name_the_directories_paimon_wrote() {
+    let sources = sources();
+    create_paimon(&sources, "pm", &fixture(), &[]);
+    let c = sources.connector("pm").expect("connector");
+    // Legacy names (Java's LocalDateTime text), TIMESTAMP(6) in the variable-length layout and
+    // TIMESTAMP(3) in the compact one; then `partition.legacy-name=false`.
+    let expected: [(&str, &[&str]); 2] = [
+        (
+            "ticks",
+            &[
+                "at=2024-01-01T12%3A00%3A30.123/at_ms=2024-01-01T12%3A00",
+                "at=2024-01-01T12%3A00%3A30.123456/at_ms=2024-01-01T12%3A00%3A00.005",
+                "at=2024-01-01T12%3A00/at_ms=2024-01-01T12%3A00",
+            ],
+        ),
+        (
+            "ticks_iso",
+            &[
+                "day=2024-01-01/at=2024-01-01 12%3A00%3A00.000",
+                "day=2024-01-01/at=2024-01-01 12%3A00%3A30.123",
+            ],
+        ),
+    ];
+    for (table, names) in expected {
+        let partitions = c.partitions("shop", table, &[]).await.expect("p");
+        let got: Vec<&str> = partitions.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(got, names, "{table}");
+        for file in c
+            .files("shop", table, &[])
+            .await
+            .expect("files")
+            .iter()
+            .flat_map(|g| g.files.files.iter())
+        {
+            let path = file.path.trim_start_matches("file://");
+            assert!(std::fs::metadata(path).is_ok(), "{path}");
+        }
+    }
+    let values = &c.partitions("shop", "ticks", &[]).await.expect("p")[1].values;
+    assert_eq!(
+        values,
+        &["2024-01-01T12:00:30.123456", "2024-01-01T12:00:00.005"]
     );
 }
 

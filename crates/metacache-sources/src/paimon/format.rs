@@ -294,9 +294,10 @@ fn bytes_of(value: &Value, location: &str) -> Result<Vec<u8>> {
 /// Values are spelled as Paimon spells them in partition directory names, so that the name
 /// built from them is the directory the files are in. Supported: `char`/`varchar`/`string`,
 /// `boolean`, `tinyint`, `smallint`, `int`/`integer`, `bigint`, `float`, `double`,
-/// `decimal(p,s)` (plain notation with `s` fraction digits: `12.50`), and `date` — its day number
+/// `decimal(p,s)` (plain notation with `s` fraction digits: `12.50`), `date` — its day number
 /// since 1970-01-01 when `legacy_names` (the table option `partition.legacy-name`, true by
-/// default: `19723`), else `YYYY-MM-DD`.
+/// default: `19723`), else `YYYY-MM-DD` — and `timestamp(p)` (see [`timestamp`]; with a local
+/// time zone only under legacy names, which use UTC fields).
 pub fn decode_partition(
     bytes: &[u8],
     types: &[String],
@@ -366,6 +367,33 @@ pub fn decode_partition(
                         date(days)
                     }
                 }
+                "timestamp" => {
+                    let precision = timestamp_precision(data_type)?;
+                    let (millis, nanos) = if precision <= 3 {
+                        // Compact: epoch milliseconds in the slot.
+                        (i64::from_le_bytes(s), 0)
+                    } else {
+                        // Epoch milliseconds in the variable part; the slot holds
+                        // offset << 32 | nanoseconds within the millisecond.
+                        let word = u64::from_le_bytes(s);
+                        let offset = usize::try_from(word >> 32).map_err(|e| e.to_string())?;
+                        let millis = row
+                            .get(offset..offset.saturating_add(8))
+                            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                            .ok_or_else(|| format!("timestamp of field {i} outside the row"))?;
+                        let nanos = u32::try_from(word & 0xffff_ffff).unwrap_or(u32::MAX);
+                        if nanos >= 1_000_000 {
+                            return Err(format!("timestamp of field {i} has {nanos} ns past its millisecond"));
+                        }
+                        (i64::from_le_bytes(millis), nanos)
+                    };
+                    if is_local_zoned(data_type) && !legacy_names {
+                        return Err(format!(
+                            "partition columns of type {data_type} are named in the writer's time zone, which the files do not record"
+                        ));
+                    }
+                    timestamp(millis, nanos, legacy_names, precision)
+                }
                 "decimal" | "numeric" => {
                     let (precision, scale) = decimal_shape(data_type)?;
                     let unscaled = if precision <= 18 {
@@ -397,6 +425,69 @@ pub fn decode_partition(
             Ok(Some(text))
         })
         .collect()
+}
+
+/// Precision of `timestamp(p)` (`timestamp` alone is Paimon's `timestamp(6)`).
+fn timestamp_precision(data_type: &str) -> std::result::Result<u32, String> {
+    let Some(open) = data_type.find('(') else {
+        return Ok(6);
+    };
+    data_type[open + 1..]
+        .split(')')
+        .next()
+        .and_then(|p| p.trim().parse::<u32>().ok())
+        .filter(|p| *p <= 9)
+        .ok_or_else(|| format!("malformed type {data_type}"))
+}
+
+/// `timestamp with local time zone` / `timestamp_ltz`.
+fn is_local_zoned(data_type: &str) -> bool {
+    data_type.starts_with("timestamp_ltz") || data_type.contains("local time zone")
+}
+
+/// A timestamp as Paimon names partition directories. Legacy names are Java's
+/// `LocalDateTime.toString()`: `2024-01-01T12:00`, seconds only when not zero
+/// (`…T12:00:30`), then the fraction in groups of three digits (`.123`, `.123456`,
+/// `.123456789`). Otherwise `2024-01-01 12:00:30` with the nine-digit fraction stripped of
+/// trailing zeros but kept to `precision` digits (`.000` at precision 3), as Paimon's
+/// `DateTimeUtils.formatTimestamp` writes it. Both read the UTC fields.
+fn timestamp(millis: i64, nanos_of_milli: u32, legacy: bool, precision: u32) -> String {
+    let days = millis.div_euclid(86_400_000);
+    let of_day = millis.rem_euclid(86_400_000);
+    let (hour, minute, second) = (of_day / 3_600_000, of_day / 60_000 % 60, of_day / 1000 % 60);
+    let nanos = u32::try_from(of_day % 1000).unwrap_or(0) * 1_000_000 + nanos_of_milli;
+    let day = i32::try_from(days).map_or_else(|_| days.to_string(), date);
+    if legacy {
+        let mut text = format!("{day}T{hour:02}:{minute:02}");
+        if second != 0 || nanos != 0 {
+            text.push_str(&format!(":{second:02}"));
+        }
+        if nanos != 0 {
+            let fraction = format!("{nanos:09}");
+            let digits = if nanos.is_multiple_of(1_000_000) {
+                3
+            } else if nanos.is_multiple_of(1000) {
+                6
+            } else {
+                9
+            };
+            text.push('.');
+            text.push_str(&fraction[..digits]);
+        }
+        text
+    } else {
+        let mut fraction = format!("{nanos:09}");
+        let keep = usize::try_from(precision).unwrap_or(9);
+        while fraction.len() > keep && fraction.ends_with('0') {
+            fraction.pop();
+        }
+        let base = format!("{day} {hour:02}:{minute:02}:{second:02}");
+        if fraction.is_empty() {
+            base
+        } else {
+            format!("{base}.{fraction}")
+        }
+    }
 }
 
 /// Precision and scale of `decimal(p,s)` (`decimal` alone is Paimon's `decimal(10,0)`).
@@ -522,6 +613,65 @@ mod tests {
     }
 
     #[test]
+    fn timestamps_are_spelled_as_java_and_paimon_spell_them() {
+        let noon = 1_704_110_400_000; // 2024-01-01T12:00:00Z
+        let cases = [
+            (noon, 0, true, 6, "2024-01-01T12:00"),
+            (noon + 30_000, 0, true, 6, "2024-01-01T12:00:30"),
+            (noon + 30_123, 0, true, 6, "2024-01-01T12:00:30.123"),
+            (
+                noon + 30_123,
+                456_000,
+                true,
+                6,
+                "2024-01-01T12:00:30.123456",
+            ),
+            (
+                noon + 30_123,
+                456_789,
+                true,
+                9,
+                "2024-01-01T12:00:30.123456789",
+            ),
+            (noon + 5, 0, true, 3, "2024-01-01T12:00:00.005"),
+            (-1, 0, true, 3, "1969-12-31T23:59:59.999"),
+            (noon, 0, false, 3, "2024-01-01 12:00:00.000"),
+            (noon, 0, false, 0, "2024-01-01 12:00:00"),
+            (noon + 30_120, 0, false, 3, "2024-01-01 12:00:30.120"),
+            (
+                noon + 30_123,
+                400_000,
+                false,
+                6,
+                "2024-01-01 12:00:30.123400",
+            ),
+            (
+                noon + 30_123,
+                456_789,
+                false,
+                9,
+                "2024-01-01 12:00:30.123456789",
+            ),
+        ];
+        for (millis, nanos, legacy, precision, text) in cases {
+            assert_eq!(timestamp(millis, nanos, legacy, precision), text);
+        }
+        assert_eq!(timestamp_precision("timestamp"), Ok(6));
+        assert_eq!(timestamp_precision("timestamp(3)"), Ok(3));
+        assert!(timestamp_precision("timestamp(12)").is_err());
+        // With a local time zone, non-legacy names depend on the writer's zone: refused.
+        let mut row = vec![0, 0, 0, 1];
+        row.extend_from_slice(&[0; 8]);
+        row.extend_from_slice(&noon.to_le_bytes());
+        let ltz = ["timestamp(3) with local time zone".to_owned()];
+        assert_eq!(
+            decode_partition(&row, &ltz, true),
+            Ok(vec![Some("2024-01-01T12:00".to_owned())])
+        );
+        assert!(decode_partition(&row, &ltz, false).is_err());
+    }
+
+    #[test]
     fn plain_decimals_keep_their_scale() {
         let cases = [
             (1250, 2, "12.50"),
@@ -555,7 +705,7 @@ mod tests {
         assert!(decode_partition(&[0, 0], &["string".to_owned()], true).is_err());
         let one = hex("000000010000000000000000e707000000000000");
         assert!(decode_partition(&one, &["int".to_owned(), "int".to_owned()], true).is_err());
-        assert!(decode_partition(&one, &["timestamp(3)".to_owned()], true).is_err());
+        assert!(decode_partition(&one, &["time".to_owned()], true).is_err());
         let outside = hex("0000000100000000000000000a000000ff000000");
         assert!(decode_partition(&outside, &["string".to_owned()], true).is_err());
     }
