@@ -50,6 +50,7 @@ async fn databases_tables_and_schemas_of_append_and_primary_key_tables() {
         c.tables("shop").await.expect("tables"),
         [
             "events",
+            "levels",
             "metrics",
             "notes",
             "readings",
@@ -302,13 +303,22 @@ async fn date_and_decimal_partitions_name_the_directories_paimon_wrote() {
 }
 
 #[tokio::test]
-async fn timestamp_partitions_name_the_directories_paimon_wrote() {
+async fn timestamp_and_floating_partitions_name_the_directories_paimon_wrote() {
     let sources = sources();
     create_paimon(&sources, "pm", &fixture(), &[]);
     let c = sources.connector("pm").expect("connector");
-    // Legacy names (Java's LocalDateTime text), TIMESTAMP(6) in the variable-length layout and
-    // TIMESTAMP(3) in the compact one; then `partition.legacy-name=false`.
-    let expected: [(&str, &[&str]); 2] = [
+    // Java's Double/Float.toString; legacy timestamp names (Java's LocalDateTime text),
+    // TIMESTAMP(6) in the variable-length layout and TIMESTAMP(3) in the compact one; then
+    // `partition.legacy-name=false`.
+    let expected: [(&str, &[&str]); 3] = [
+        (
+            "levels",
+            &[
+                "level=1.0/ratio=0.5",
+                "level=1.0E10/ratio=0.1",
+                "level=1.5E-5/ratio=-2.0",
+            ],
+        ),
         (
             "ticks",
             &[
@@ -341,6 +351,14 @@ async fn timestamp_partitions_name_the_directories_paimon_wrote() {
         }
     }
     let values = &c.partitions("shop", "ticks", &[]).await.expect("p")[1].values;
+    let filter = [("level".to_owned(), vec!["1.0E10".to_owned()])];
+    assert_eq!(
+        c.partitions("shop", "levels", &filter)
+            .await
+            .expect("pruned")
+            .len(),
+        1
+    );
     assert_eq!(
         values,
         &["2024-01-01T12:00:30.123456", "2024-01-01T12:00:00.005"]

@@ -358,7 +358,7 @@ async fn paimon_tables_on_s3_read_like_the_local_ones() {
     props.push(("warehouse", "s3://hive/pm".to_owned()));
     common::create(&sources, "pm", props);
     let c = sources.connector("pm").expect("connector");
-    assert_eq!(c.tables("shop").await.expect("tables").len(), 7);
+    assert_eq!(c.tables("shop").await.expect("tables").len(), 8);
     let partitions = c
         .partitions("shop", "events", &[])
         .await

@@ -40,7 +40,7 @@ fn sql_answers_through_the_paimon_caches() {
     let tables = server.query("SHOW TABLES FROM pm.shop");
     assert_eq!(
         tables,
-        "Tables_in_shop\nevents\nmetrics\nnotes\nreadings\nticks\nticks_iso\nusers\n"
+        "Tables_in_shop\nevents\nlevels\nmetrics\nnotes\nreadings\nticks\nticks_iso\nusers\n"
     );
     let desc = server.query("DESC pm.shop.events");
     assert!(desc.contains("\nchannel\tstring\tYes\t"), "{desc}");

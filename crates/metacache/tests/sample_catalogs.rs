@@ -297,7 +297,7 @@ fn the_sample_paimon_and_lance_catalogs_answer_through_sql_and_http() {
     let server = Server::start(&data, SAMPLE);
     assert_eq!(
         server.query("SHOW TABLES FROM sample_paimon.shop"),
-        "Tables_in_shop\nevents\nmetrics\nnotes\nreadings\nticks\nticks_iso\nusers\n"
+        "Tables_in_shop\nevents\nlevels\nmetrics\nnotes\nreadings\nticks\nticks_iso\nusers\n"
     );
     let partitions = server.query("SHOW PARTITIONS FROM sample_paimon.shop.metrics");
     assert!(

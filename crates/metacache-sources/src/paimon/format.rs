@@ -414,8 +414,14 @@ pub fn decode_partition(
                     plain_decimal(unscaled, scale)
                 }
                 "bigint" => i64::from_le_bytes(s).to_string(),
-                "float" => f32::from_le_bytes([s[0], s[1], s[2], s[3]]).to_string(),
-                "double" => f64::from_le_bytes(s).to_string(),
+                "float" => java_float_text(
+                    f64::from(f32::from_le_bytes([s[0], s[1], s[2], s[3]])),
+                    &format!("{:e}", f32::from_le_bytes([s[0], s[1], s[2], s[3]])),
+                ),
+                "double" => {
+                    let v = f64::from_le_bytes(s);
+                    java_float_text(v, &format!("{v:e}"))
+                }
                 other => {
                     return Err(format!(
                         "partition columns of type {other} are not supported"
@@ -425,6 +431,48 @@ pub fn decode_partition(
             Ok(Some(text))
         })
         .collect()
+}
+
+/// A float or double as Java's `Float/Double.toString` spells it (and so Paimon's partition
+/// directories): `1.0`, `0.5`, `1.0E10`, `1.5E-5`, `NaN`, `Infinity`. `v` is the value and
+/// `shortest` its shortest round-trip digits in Rust's `{:e}` form for its own width (`1.5e-5`),
+/// so a float keeps float digits (`0.1`, not `0.10000000149011612`).
+fn java_float_text(v: f64, shortest: &str) -> String {
+    if v.is_nan() {
+        return "NaN".to_owned();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
+    }
+    let (mantissa, exponent) = shortest.split_once('e').unwrap_or((shortest, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let magnitude = v.abs();
+    if v == 0.0 || (1e-3..1e7).contains(&magnitude) {
+        // Plain notation: the digits of the mantissa moved by the exponent.
+        let negative = mantissa.starts_with('-');
+        let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+        // `{:e}` puts one digit before the point.
+        let point = 1 + exponent;
+        let (whole, fraction) = if point <= 0 {
+            let zeros = "0".repeat(usize::try_from(-point).unwrap_or(0));
+            ("0".to_owned(), format!("{zeros}{digits}"))
+        } else {
+            let point = usize::try_from(point).unwrap_or(0);
+            let padded = format!("{digits:0<point$}");
+            (padded[..point].to_owned(), padded[point..].to_owned())
+        };
+        let fraction = fraction.trim_end_matches('0');
+        let fraction = if fraction.is_empty() { "0" } else { fraction };
+        let sign = if negative { "-" } else { "" };
+        format!("{sign}{whole}.{fraction}")
+    } else {
+        let mantissa = if mantissa.contains('.') {
+            mantissa.to_owned()
+        } else {
+            format!("{mantissa}.0")
+        };
+        format!("{mantissa}E{exponent}")
+    }
 }
 
 /// Precision of `timestamp(p)` (`timestamp` alone is Paimon's `timestamp(6)`).
@@ -669,6 +717,34 @@ mod tests {
             Ok(vec![Some("2024-01-01T12:00".to_owned())])
         );
         assert!(decode_partition(&row, &ltz, false).is_err());
+    }
+
+    #[test]
+    fn floats_are_spelled_as_java_spells_them() {
+        let double = |v: f64| java_float_text(v, &format!("{v:e}"));
+        let float = |v: f32| java_float_text(f64::from(v), &format!("{v:e}"));
+        let cases = [
+            (double(1.0), "1.0"),
+            (double(0.5), "0.5"),
+            (double(-2.0), "-2.0"),
+            (double(0.0), "0.0"),
+            (double(-0.0), "-0.0"),
+            (double(123.25), "123.25"),
+            (double(0.001), "0.001"),
+            (double(9_999_999.0), "9999999.0"),
+            (double(1e7), "1.0E7"),
+            (double(1e10), "1.0E10"),
+            (double(1.5e-5), "1.5E-5"),
+            (double(-1.25e-4), "-1.25E-4"),
+            (double(1e300), "1.0E300"),
+            (double(f64::NAN), "NaN"),
+            (double(f64::NEG_INFINITY), "-Infinity"),
+            (float(0.1), "0.1"),
+            (float(3.4e38), "3.4E38"),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
     }
 
     #[test]
