@@ -7,30 +7,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use metacache_cache::{CacheConfig, ManagedCache, MemoryGovernor};
-use metacache_estimate::{EstimateSize, Sizer};
 
-const ITEMS: u64 = 100_000;
+#[path = "common/hit_workload.rs"]
+mod workload;
 
-struct Value([u64; 8]);
-
-impl EstimateSize for Value {
-    fn estimate_size(&self, sizer: &mut Sizer) {
-        sizer.add_inline(self);
-    }
-}
-
-/// Keys in a fixed pseudo-random order, so every implementation sees the same accesses.
-fn keys() -> Vec<u64> {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    (0..1 << 16)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % ITEMS
-        })
-        .collect()
-}
+use workload::{ITEMS, Value, keys};
 
 /// Runs `iters` lookups on each of `threads` threads; returns the wall time.
 fn parallel(threads: usize, iters: u64, keys: &[u64], lookup: &(impl Fn(u64) + Sync)) -> Duration {

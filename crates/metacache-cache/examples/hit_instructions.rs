@@ -18,31 +18,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use metacache_cache::{CacheConfig, ManagedCache, MemoryGovernor};
-use metacache_estimate::{EstimateSize, Sizer};
 
-const ITEMS: u64 = 100_000;
+#[path = "../benches/common/hit_workload.rs"]
+mod workload;
+
+use workload::{ITEMS, Value, keys};
+
 const LOOKUPS: usize = 1_000_000;
-
-struct Value([u64; 8]);
-
-impl EstimateSize for Value {
-    fn estimate_size(&self, sizer: &mut Sizer) {
-        sizer.add_inline(self);
-    }
-}
-
-/// The key order of `bench_hit`.
-fn keys() -> Vec<u64> {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    (0..1 << 16)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % ITEMS
-        })
-        .collect()
-}
 
 #[inline(never)]
 fn lookups_governed(cache: &ManagedCache<u64, Value>, keys: &[u64]) -> u64 {

@@ -39,6 +39,17 @@ fn copy_fixture() -> tempfile::TempDir {
     dir
 }
 
+/// Every listed file is on disk where the listing says, with the listed size.
+fn assert_files_on_disk(groups: &[metacache_sources::PartitionFiles]) {
+    for file in groups.iter().flat_map(|g| g.files.files.iter()) {
+        let path = file.path.trim_start_matches("file://");
+        let on_disk = std::fs::metadata(path)
+            .unwrap_or_else(|e| panic!("{path} is not where Paimon wrote it: {e}"));
+        assert_eq!(on_disk.len(), file.size, "{path}");
+        assert!(file.modified_millis > 0, "{path}");
+    }
+}
+
 #[tokio::test]
 async fn databases_tables_and_schemas_of_append_and_primary_key_tables() {
     let sources = sources();
@@ -222,12 +233,7 @@ async fn files_are_the_live_data_files_of_the_latest_snapshot() {
             (Some("dt=2024-01-04"), 1)
         ]
     );
-    for file in groups.iter().flat_map(|g| g.files.files.iter()) {
-        let path = file.path.trim_start_matches("file://");
-        let on_disk = std::fs::metadata(path).expect("the file exists");
-        assert_eq!(on_disk.len(), file.size, "{path}");
-        assert!(file.modified_millis > 0);
-    }
+    assert_files_on_disk(&groups);
     let pk = c
         .files(
             "shop",
@@ -287,11 +293,7 @@ async fn date_and_decimal_partitions_name_the_directories_paimon_wrote() {
     );
     let groups = c.files("shop", "readings", &[]).await.expect("files");
     assert_eq!(groups.len(), 3);
-    for file in groups.iter().flat_map(|g| g.files.files.iter()) {
-        let path = file.path.trim_start_matches("file://");
-        let on_disk = std::fs::metadata(path).expect("the file exists where Paimon wrote it");
-        assert_eq!(on_disk.len(), file.size, "{path}");
-    }
+    assert_files_on_disk(&groups);
     let filter = [("day".to_owned(), vec!["19723".to_owned()])];
     assert_eq!(
         c.partitions("shop", "readings", &filter)
@@ -339,16 +341,7 @@ async fn timestamp_and_floating_partitions_name_the_directories_paimon_wrote() {
         let partitions = c.partitions("shop", table, &[]).await.expect("p");
         let got: Vec<&str> = partitions.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(got, names, "{table}");
-        for file in c
-            .files("shop", table, &[])
-            .await
-            .expect("files")
-            .iter()
-            .flat_map(|g| g.files.files.iter())
-        {
-            let path = file.path.trim_start_matches("file://");
-            assert!(std::fs::metadata(path).is_ok(), "{path}");
-        }
+        assert_files_on_disk(&c.files("shop", table, &[]).await.expect("files"));
     }
     let values = &c.partitions("shop", "ticks", &[]).await.expect("p")[1].values;
     let filter = [("level".to_owned(), vec!["1.0E10".to_owned()])];
