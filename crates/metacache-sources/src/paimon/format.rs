@@ -347,9 +347,7 @@ pub fn decode_partition(
                         let len = usize::from((s[7] & 0x7f).min(7));
                         s[..len].to_vec()
                     } else {
-                        let offset = usize::try_from(word >> 32).map_err(|e| e.to_string())?;
-                        let len = usize::try_from(word & 0xffff_ffff).map_err(|e| e.to_string())?;
-                        row.get(offset..offset.saturating_add(len))
+                        variable_part(row, word, None)
                             .ok_or_else(|| format!("string of field {i} outside the row"))?
                             .to_vec()
                     };
@@ -376,9 +374,7 @@ pub fn decode_partition(
                         // Epoch milliseconds in the variable part; the slot holds
                         // offset << 32 | nanoseconds within the millisecond.
                         let word = u64::from_le_bytes(s);
-                        let offset = usize::try_from(word >> 32).map_err(|e| e.to_string())?;
-                        let millis = row
-                            .get(offset..offset.saturating_add(8))
+                        let millis = variable_part(row, word, Some(8))
                             .and_then(|b| <[u8; 8]>::try_from(b).ok())
                             .ok_or_else(|| format!("timestamp of field {i} outside the row"))?;
                         let nanos = u32::try_from(word & 0xffff_ffff).unwrap_or(u32::MAX);
@@ -402,22 +398,19 @@ pub fn decode_partition(
                     } else {
                         // The unscaled value's big-endian two's complement bytes in the
                         // variable part; the slot holds offset << 32 | length.
-                        let word = u64::from_le_bytes(s);
-                        let offset = usize::try_from(word >> 32).map_err(|e| e.to_string())?;
-                        let len = usize::try_from(word & 0xffff_ffff).map_err(|e| e.to_string())?;
-                        let bytes = row
-                            .get(offset..offset.saturating_add(len))
+                        let bytes = variable_part(row, u64::from_le_bytes(s), None)
                             .ok_or_else(|| format!("decimal of field {i} outside the row"))?;
-                        big_endian_i128(bytes)
-                            .ok_or_else(|| format!("decimal of field {i} has {len} bytes"))?
+                        big_endian_i128(bytes).ok_or_else(|| {
+                            format!("decimal of field {i} has {} bytes", bytes.len())
+                        })?
                     };
                     plain_decimal(unscaled, scale)
                 }
                 "bigint" => i64::from_le_bytes(s).to_string(),
-                "float" => java_float_text(
-                    f64::from(f32::from_le_bytes([s[0], s[1], s[2], s[3]])),
-                    &format!("{:e}", f32::from_le_bytes([s[0], s[1], s[2], s[3]])),
-                ),
+                "float" => {
+                    let v = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+                    java_float_text(f64::from(v), &format!("{v:e}"))
+                }
                 "double" => {
                     let v = f64::from_le_bytes(s);
                     java_float_text(v, &format!("{v:e}"))
@@ -431,6 +424,17 @@ pub fn decode_partition(
             Ok(Some(text))
         })
         .collect()
+}
+
+/// The bytes a slot word points at in the row's variable part: the offset is its high 32 bits,
+/// the length its low 32 bits unless `len` says (a timestamp keeps nanoseconds there).
+fn variable_part(row: &[u8], word: u64, len: Option<usize>) -> Option<&[u8]> {
+    let offset = usize::try_from(word >> 32).ok()?;
+    let len = match len {
+        Some(len) => len,
+        None => usize::try_from(word & 0xffff_ffff).ok()?,
+    };
+    row.get(offset..offset.checked_add(len)?)
 }
 
 /// A float or double as Java's `Float/Double.toString` spells it (and so Paimon's partition
