@@ -206,10 +206,20 @@ impl Shared {
 
     fn handle(&self, request: &ReclaimRequest) {
         self.requests.fetch_add(1, Relaxed);
-        let deficit = request.deficit();
-        if deficit == 0 {
-            return;
+        // A pass can fall short while caches change under it (values admitted or removed
+        // meanwhile): passes repeat, against the deficit as it is then, while they free bytes.
+        for _ in 0..4 {
+            let deficit = request.deficit();
+            if deficit == 0 || self.reclaim_pass(request, deficit) == 0 {
+                return;
+            }
         }
+    }
+
+    /// One pass over the caches of the request's scope: expired values first, then the coldest
+    /// values of the caches of the requesting catalog, then of the largest. Returns the bytes
+    /// freed.
+    fn reclaim_pass(&self, request: &ReclaimRequest, deficit: u64) -> u64 {
         let scope = request.scope();
         let origin_catalog = request
             .origin()
@@ -248,5 +258,6 @@ impl Shared {
             freed,
             "reclaimed metadata cache memory"
         );
+        freed
     }
 }

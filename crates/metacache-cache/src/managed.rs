@@ -451,7 +451,7 @@ where
                 Err(rejection) => EntryAction::Retain(Err(rejection)),
             }
         });
-        match entry {
+        let stored = match entry {
             EntryResult::Retained(result) => result,
             EntryResult::Vacant(guard) => {
                 budget.try_reserve(charge)?;
@@ -468,7 +468,13 @@ where
                 Ok(())
             }
             EntryResult::Timeout => Ok(()),
+        };
+        if stored.is_ok() {
+            // A limit lowered between the reservation and now asked for reclamation while
+            // these bytes were not evictable yet; ask again now that they are.
+            budget.reclaim_if_over_limit();
         }
+        stored
     }
 
     fn new_generation(&self) {

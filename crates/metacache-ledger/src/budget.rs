@@ -213,6 +213,27 @@ impl Budget {
         }
     }
 
+    /// Files a reclamation request for each level from here up to the node that holds more
+    /// than its limit now.
+    ///
+    /// For bytes reserved before a limit was lowered and made resident only after the
+    /// reclamation that lowering filed had run: that reclamation could not evict them (they were
+    /// not in any cache yet) and nothing else would ask again. Caches call this after making a
+    /// reservation resident; it costs two loads per level when nothing is over.
+    pub fn reclaim_if_over_limit(self: &Arc<Self>) {
+        let mut level = Some(self);
+        while let Some(budget) = level {
+            if let Some(limit) = budget.limit()
+                && budget.used() > limit
+            {
+                budget
+                    .queue
+                    .push(ReclaimRequest::new(Arc::clone(budget), 0, None));
+            }
+            level = budget.parent.as_ref();
+        }
+    }
+
     /// Reserves `bytes` at this level and every ancestor, all or nothing.
     ///
     /// Refuses with [`RejectReason::EntryTooLarge`] when `bytes` exceeds the effective limit, and

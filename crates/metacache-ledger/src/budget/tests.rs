@@ -286,3 +286,30 @@ fn concurrent_reservations_never_exceed_any_limit() {
     }
     assert_eq!(t.ledger.node().used(), 0);
 }
+
+#[test]
+fn a_level_over_its_limit_asks_again_once_its_bytes_are_resident() {
+    let t = tree(Some(10_000), None, None, None);
+    // Reserved, then the catalog limit is lowered below it: one request, which the reclaimer
+    // takes while the bytes are not in any cache yet and so cannot free them.
+    t.entry.try_reserve(600).expect("fits");
+    t.catalog.set_limit(Some(100));
+    let first = t.ledger.next_reclaim_request().expect("the lowering asked");
+    assert_eq!(first.deficit(), 500);
+    drop(first);
+    assert!(t.ledger.next_reclaim_request().is_none());
+    // Once resident, the cache asks again for the level still over its limit, and only it.
+    t.entry.reclaim_if_over_limit();
+    let again: Vec<String> = t
+        .ledger
+        .pending_reclaim_requests()
+        .iter()
+        .map(|r| format!("{} {}", r.scope().name(), r.deficit()))
+        .collect();
+    assert_eq!(again, ["c 500"]);
+    // Nothing over: nothing asked.
+    t.catalog.set_limit(None);
+    while t.ledger.next_reclaim_request().is_some() {}
+    t.entry.reclaim_if_over_limit();
+    assert!(t.ledger.pending_reclaim_requests().is_empty());
+}
