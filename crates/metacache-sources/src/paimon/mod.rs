@@ -375,6 +375,7 @@ fn partition_name(schema: &PaimonSchema, values: &[Option<String>]) -> String {
 struct PartitionRows<'a> {
     schema: &'a PaimonSchema,
     types: Vec<String>,
+    legacy_names: bool,
     seen: HashMap<&'a [u8], (String, Vec<Option<String>>)>,
 }
 
@@ -383,6 +384,7 @@ impl<'a> PartitionRows<'a> {
         Self {
             schema,
             types: schema.partition_types(),
+            legacy_names: schema.legacy_partition_names(),
             seen: HashMap::new(),
         }
     }
@@ -392,13 +394,10 @@ impl<'a> PartitionRows<'a> {
         match self.seen.entry(entry.partition.as_slice()) {
             Entry::Occupied(found) => Ok(found.into_mut()),
             Entry::Vacant(slot) => {
-                let legacy = self.schema.legacy_partition_names();
-                let values =
-                    decode_partition(&entry.partition, &self.types, legacy).map_err(|reason| {
-                        Error::Invalid {
-                            location: format!("partition of {}", entry.file_name),
-                            reason,
-                        }
+                let values = decode_partition(&entry.partition, &self.types, self.legacy_names)
+                    .map_err(|reason| Error::Invalid {
+                        location: format!("partition of {}", entry.file_name),
+                        reason,
                     })?;
                 Ok(slot.insert((partition_name(self.schema, &values), values)))
             }

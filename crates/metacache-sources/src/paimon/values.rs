@@ -47,9 +47,7 @@ impl PaimonSchema {
             })
             .collect()
     }
-}
 
-impl PaimonSchema {
     /// Whether partition directories use Paimon's legacy names (`partition.legacy-name`, true
     /// unless the table says otherwise): a DATE is then its day number.
     pub fn legacy_partition_names(&self) -> bool {
