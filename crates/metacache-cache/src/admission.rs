@@ -28,12 +28,15 @@ pub enum Admission {
 /// Minimum time between two rejection warnings of one cache.
 pub(crate) const WARNING_INTERVAL_MILLIS: u64 = 60_000;
 
-/// The bytes to reserve for `value`, or why it cannot be retained.
+/// The bytes to reserve for `value` stored under `key`, or why it cannot be retained: the
+/// value's estimate, plus the key's (its own copy lives in the map, up to 4 KiB for look-aside
+/// keys), plus the fixed accounting overhead.
 ///
 /// With no limit at any level (accounting off, §3) nothing is refused by weight: the value is
 /// still charged what could be counted, so that `ESTIMATED_WEIGHT` is informative and a node
 /// limit set later at runtime finds the bytes already accounted.
-pub(crate) fn charge_for<V: EstimateSize>(
+pub(crate) fn charge_for<K: EstimateSize, V: EstimateSize>(
+    key: &K,
     value: &V,
     budget: &Budget,
     visit_budget: u64,
@@ -55,7 +58,18 @@ pub(crate) fn charge_for<V: EstimateSize>(
             limit,
             requested: bytes,
         }),
-        _ => Ok(bytes.saturating_add(ACCOUNTING_OVERHEAD_BYTES)),
+        _ => Ok(bytes
+            .saturating_add(key_bytes(key, visit_budget))
+            .saturating_add(ACCOUNTING_OVERHEAD_BYTES)),
+    }
+}
+
+/// What a key keeps alive: its inline size and its heap parts. A key's estimate never refuses
+/// a value; what could be counted is charged.
+fn key_bytes<K: EstimateSize>(key: &K, visit_budget: u64) -> u64 {
+    match estimate(key, visit_budget) {
+        Estimate::Complete(bytes) | Estimate::Incomplete { partial: bytes, .. } => bytes,
+        Estimate::Failed { .. } => std::mem::size_of::<K>() as u64,
     }
 }
 
@@ -129,27 +143,27 @@ mod tests {
         let cases: Vec<(&str, Result<u64, String>)> = vec![
             (
                 "complete",
-                charge_for(&Bytes(100), node, 10).map_err(|r| r.reason.to_string()),
+                charge_for(&0u64, &Bytes(100), node, 10).map_err(|r| r.reason.to_string()),
             ),
             (
                 "zero",
-                charge_for(&Bytes(0), node, 10).map_err(|r| r.reason.to_string()),
+                charge_for(&0u64, &Bytes(0), node, 10).map_err(|r| r.reason.to_string()),
             ),
             (
                 "incomplete",
-                charge_for(&Opaque, node, 10).map_err(|r| r.reason.to_string()),
+                charge_for(&0u64, &Opaque, node, 10).map_err(|r| r.reason.to_string()),
             ),
             (
                 "panic",
-                charge_for(&Broken, node, 10).map_err(|r| r.reason.to_string()),
+                charge_for(&0u64, &Broken, node, 10).map_err(|r| r.reason.to_string()),
             ),
             (
                 "saturating",
-                charge_for(&Bytes(u64::MAX), node, 10).map_err(|r| r.reason.to_string()),
+                charge_for(&0u64, &Bytes(u64::MAX), node, 10).map_err(|r| r.reason.to_string()),
             ),
         ];
         let expected: Vec<(&str, Result<u64, String>)> = vec![
-            ("complete", Ok(612)),
+            ("complete", Ok(620)),
             ("zero", Err("invalid_zero_estimate".into())),
             (
                 "incomplete",
@@ -167,9 +181,9 @@ mod tests {
     #[test]
     fn ungoverned_admission_refuses_nothing_but_still_charges() {
         let ledger = Ledger::new(None);
-        assert_eq!(charge_for(&Bytes(0), ledger.node(), 10), Ok(512));
-        assert_eq!(charge_for(&Opaque, ledger.node(), 10), Ok(612));
-        assert_eq!(charge_for(&Broken, ledger.node(), 10), Ok(512));
+        assert_eq!(charge_for(&0u64, &Bytes(0), ledger.node(), 10), Ok(520));
+        assert_eq!(charge_for(&0u64, &Opaque, ledger.node(), 10), Ok(620));
+        assert_eq!(charge_for(&0u64, &Broken, ledger.node(), 10), Ok(520));
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! background worker that reclaims memory when a level is short.
 //!
 //! Reclamation order (§3): only caches under the short level are asked; among them, caches of
-//! the requester's catalog first, then the largest reservations first. Each candidate first drops
-//! its expired values, then evicts its coldest ones, until the deficit is freed.
+//! the requester's catalog first, then the largest reservations first. Each candidate evicts its
+//! coldest values (quick_cache's policy chooses them) until the deficit is freed; after a refused
+//! admission, until a low watermark 1/32 of the level's limit below it. Expired values go in the
+//! worker's periodic sweep, which skips caches where nothing has expired yet.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Weak};
@@ -22,8 +24,10 @@ pub trait Reclaimable: Send + Sync {
     /// Drops expired values; returns the bytes released.
     fn purge_expired(&self) -> u64;
     /// Evicts the coldest values until `bytes` are released or the cache is empty; returns the
-    /// bytes released.
+    /// bytes released. Costs what it evicts, not the size of the cache.
     fn evict_coldest(&self, bytes: u64) -> u64;
+    /// Re-reads the limits above the cache after one of them changed at runtime (the node's).
+    fn rescale(&self);
 }
 
 /// Settings of a [`MemoryGovernor`].
@@ -117,9 +121,13 @@ impl MemoryGovernor {
         &self.shared.clock
     }
 
-    /// Changes the node limit at runtime; lowering it below use triggers reclamation.
+    /// Changes the node limit at runtime; lowering it below use triggers reclamation. Every
+    /// cache re-weighs its values for the new limit (see [`Reclaimable::rescale`]).
     pub fn set_node_limit(&self, limit: Option<u64>) {
         self.node().set_limit(limit);
+        for cache in self.shared.live() {
+            cache.rescale();
+        }
     }
 
     /// A new catalog budget under the node.
@@ -169,6 +177,19 @@ impl Drop for MemoryGovernor {
     }
 }
 
+/// Share of a level's limit that reclamation after a refused admission leaves free beyond the
+/// refused value: 1/32 (about 3 %).
+const LOW_WATERMARK_DIVISOR: u64 = 32;
+
+/// Room to free beyond the deficit: for a refused admission, 1/32 of the short level's limit;
+/// for a lowered limit, none (the level only has to come back under it).
+fn low_watermark_room(request: &ReclaimRequest) -> u64 {
+    match request.scope().limit() {
+        Some(limit) if request.needed() > 0 => limit / LOW_WATERMARK_DIVISOR,
+        _ => 0,
+    }
+}
+
 impl Shared {
     fn run(&self, sweep_interval: Duration) {
         while !self.ledger.is_closed() {
@@ -206,19 +227,25 @@ impl Shared {
 
     fn handle(&self, request: &ReclaimRequest) {
         self.requests.fetch_add(1, Relaxed);
+        // A refused admission frees down to a low watermark, not to the exact deficit, so that
+        // the admissions after it find room instead of being refused one by one.
+        let mut target = request.deficit() + low_watermark_room(request);
         // A pass can fall short while caches change under it (values admitted or removed
-        // meanwhile): passes repeat, against the deficit as it is then, while they free bytes.
+        // meanwhile): passes repeat while they free bytes.
         for _ in 0..4 {
-            let deficit = request.deficit();
-            if deficit == 0 || self.reclaim_pass(request, deficit) == 0 {
+            if target == 0 {
                 return;
             }
+            let freed = self.reclaim_pass(request, target);
+            if freed == 0 {
+                return;
+            }
+            target = request.deficit().max(target.saturating_sub(freed));
         }
     }
 
-    /// One pass over the caches of the request's scope: expired values first, then the coldest
-    /// values of the caches of the requesting catalog, then of the largest. Returns the bytes
-    /// freed.
+    /// One pass over the caches of the request's scope: the coldest values of the caches of the
+    /// requesting catalog, then of the largest. Returns the bytes freed.
     fn reclaim_pass(&self, request: &ReclaimRequest, deficit: u64) -> u64 {
         let scope = request.scope();
         let origin_catalog = request
@@ -237,13 +264,9 @@ impl Shared {
                 .is_some_and(|cat| Some(cat as *const Budget) == origin_catalog);
             (!same_catalog, std::cmp::Reverse(c.budget().used()))
         });
+        // Expired values are left to the periodic sweep (and to the lookups that find them):
+        // a pass costs what it evicts, never a scan of every cache under the scope.
         let mut freed = 0;
-        for cache in &candidates {
-            if freed >= deficit {
-                break;
-            }
-            freed += cache.purge_expired();
-        }
         for cache in &candidates {
             if freed >= deficit {
                 break;

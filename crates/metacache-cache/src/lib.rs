@@ -27,6 +27,7 @@ mod error;
 mod flight;
 mod governor;
 mod managed;
+mod scale;
 mod slot;
 mod stats;
 

@@ -21,11 +21,12 @@ use metacache_estimate::EstimateSize;
 use metacache_ledger::{Budget, Level, Rejection};
 use parking_lot::RwLock;
 use quick_cache::sync::{Cache, EntryAction, EntryResult};
-use quick_cache::{DefaultHashBuilder, Equivalent, Lifecycle, UnitWeighter};
+use quick_cache::{DefaultHashBuilder, Equivalent, Lifecycle, OptionsBuilder};
 
 use crate::admission::{Admission, charge_for, record_rejection};
 use crate::counters::CacheCounters;
 use crate::flight::{self, Flights, Role};
+use crate::scale::{Scale, SlotWeighter};
 use crate::slot::NEVER;
 use crate::{
     CacheConfig, CacheStats, Cached, Clock, Error, Expiry, MemoryGovernor, Reclaimable, Result,
@@ -64,13 +65,18 @@ impl<K, V> Lifecycle<K, Cached<V>> for EvictionHook {
     }
 }
 
-type Map<K, V> = Cache<K, Cached<V>, UnitWeighter, DefaultHashBuilder, EvictionHook>;
+type Map<K, V> = Cache<K, Cached<V>, SlotWeighter, DefaultHashBuilder, EvictionHook>;
 
 struct Inner<K: Hash + Eq + Clone, V> {
     config: CacheConfig,
     enabled: bool,
     ttl_nanos: u64,
     map: Map<K, V>,
+    /// How the map weighs values now; changes when the node limit does.
+    scale: parking_lot::Mutex<Scale>,
+    /// No resident value expires before this (a lower bound): the sweep skips the cache until
+    /// then, so expiry costs nothing while nothing has expired.
+    earliest_deadline: AtomicU64,
     accounting: Arc<Accounting>,
     clock: Clock,
     generation: AtomicU64,
@@ -95,7 +101,7 @@ impl<K: Hash + Eq + Clone, V> Clone for ManagedCache<K, V> {
 
 impl<K, V> ManagedCache<K, V>
 where
-    K: Hash + Eq + Clone + Send + Sync + 'static,
+    K: Hash + Eq + Clone + EstimateSize + Send + Sync + 'static,
     V: EstimateSize + Send + Sync + 'static,
 {
     /// Builds a cache with an entry budget under `parent` (an entry group, or a catalog for
@@ -107,12 +113,10 @@ where
             counters: CacheCounters::default(),
             evicted_bytes: AtomicU64::new(0),
         });
-        let capacity = config.capacity.max(1);
-        let map = Cache::with(
-            usize::try_from(capacity).unwrap_or(usize::MAX),
-            capacity,
-            UnitWeighter,
-            DefaultHashBuilder::default(),
+        let scale = Scale::new(accounting.budget.effective_limit(), config.capacity);
+        let map = new_map(
+            &scale,
+            config.capacity,
             EvictionHook(Arc::clone(&accounting)),
         );
         let inner = Arc::new(Inner {
@@ -122,6 +126,8 @@ where
                 .map_or(NEVER, |t| u64::try_from(t.as_nanos()).unwrap_or(NEVER)),
             config,
             map,
+            scale: parking_lot::Mutex::new(scale),
+            earliest_deadline: AtomicU64::new(NEVER),
             accounting,
             clock: governor.clock().clone(),
             generation: AtomicU64::new(0),
@@ -312,7 +318,7 @@ where
 
 impl<K, V> Inner<K, V>
 where
-    K: Hash + Eq + Clone + Send + Sync + 'static,
+    K: Hash + Eq + Clone + EstimateSize + Send + Sync + 'static,
     V: EstimateSize + Send + Sync + 'static,
 {
     /// The fresh value of `key`, if any; drops it if it expired. Counts nothing but evictions.
@@ -409,7 +415,7 @@ where
             return (value, Admission::Disabled);
         }
         let budget = &self.accounting.budget;
-        let charge = match charge_for(&*value, budget, self.config.visit_budget) {
+        let charge = match charge_for(&key, &*value, budget, self.config.visit_budget) {
             Ok(charge) => charge,
             Err(rejection) => return self.rejected(value, rejection),
         };
@@ -435,10 +441,25 @@ where
         (value, Admission::Rejected(rejection.reason))
     }
 
-    /// Puts `value` in the map charged `charge` bytes: a fresh reservation for a new key, a
-    /// replacement reservation (`max(old, new)` until committed) for an existing one.
+    /// Puts `value` in the map charged `charge` bytes. An existing value of `key` is replaced
+    /// in place under a replacement reservation (`max(old, new)` until committed) when the
+    /// ledger has room for it; otherwise it is let go and `value` stored as a new one.
     fn store(&self, key: K, value: &Cached<V>, charge: u64) -> std::result::Result<(), Rejection> {
         let budget = &self.accounting.budget;
+        let scale = *self.scale.lock();
+        let weight = scale.weight(charge);
+        let heaviest = scale.max_weight(self.map.num_shards());
+        if weight > heaviest {
+            // quick_cache would drop it silently: a value that no shard of the map can hold.
+            return Err(self.too_large(charge, heaviest));
+        }
+        value.set_weight(weight);
+        // A new key goes straight to `insert`: `entry` on a missing key would turn its ghost
+        // (quick_cache's memory of a recent eviction, which readmits it as hot) into a
+        // placeholder and lose it.
+        if self.map.peek(&key).is_none() {
+            return self.store_new(key, value, charge);
+        }
         let entry = self.map.entry(&key, None, |_, existing| {
             match budget.try_reserve_replacement(existing.charge(), charge) {
                 Ok(replacement) => {
@@ -446,35 +467,91 @@ where
                     let old = std::mem::replace(existing, value.clone());
                     old.take_charge();
                     replacement.commit();
-                    EntryAction::Retain(Ok(()))
+                    EntryAction::Retain(())
                 }
-                Err(rejection) => EntryAction::Retain(Err(rejection)),
+                Err(_) => EntryAction::Remove,
             }
         });
-        let stored = match entry {
-            EntryResult::Retained(result) => result,
-            EntryResult::Vacant(guard) => {
-                budget.try_reserve(charge)?;
-                value.set_charge(charge);
-                if guard.insert(value.clone()).is_err() {
-                    // The placeholder was removed by a concurrent invalidation.
-                    budget.release(value.take_charge());
-                }
-                Ok(())
+        match entry {
+            EntryResult::Retained(()) => {
+                self.stored(value);
+                return Ok(());
             }
+            // The placeholder goes: `insert` below is what evicts to make room.
+            EntryResult::Vacant(placeholder) => drop(placeholder),
             EntryResult::Removed(_, old) | EntryResult::Replaced(_, old) => {
-                // Not produced by the callback above; keep the ledger right regardless.
+                // No room for both at once: the old value goes first, then `value` competes
+                // for room as a new one.
                 budget.release(old.take_charge());
+            }
+            EntryResult::Timeout => return Ok(()),
+        }
+        self.store_new(key, value, charge)
+    }
+
+    /// Inserts `value` first, so that quick_cache's policy evicts colder values of this cache
+    /// to make room for it (the eviction hook returns their bytes), then reserves its charge.
+    /// Until the reservation it is resident uncharged (charge 0), which keeps the ledger equal
+    /// to the sum of the residents' charges; if a shared level (group, catalog, node) still
+    /// has no room, because other caches hold it, the value leaves again and the refusal files
+    /// a reclamation request.
+    fn store_new(
+        &self,
+        key: K,
+        value: &Cached<V>,
+        charge: u64,
+    ) -> std::result::Result<(), Rejection> {
+        let budget = &self.accounting.budget;
+        // quick_cache evicts before it links a new key (a value stored through a placeholder
+        // would be linked first, and could be its own victim).
+        self.map.insert(key.clone(), value.clone());
+        match budget.try_reserve(charge) {
+            Ok(()) => {
+                value.set_charge(charge);
+                if !self.holds(&key, value) {
+                    // Evicted or replaced before its charge was set: whoever removed it took
+                    // nothing, so the charge is released here (the swap makes it exactly once).
+                    budget.release(value.take_charge());
+                    return Ok(());
+                }
+                self.stored(value);
                 Ok(())
             }
-            EntryResult::Timeout => Ok(()),
-        };
-        if stored.is_ok() {
-            // A limit lowered between the reservation and now asked for reclamation while
-            // these bytes were not evictable yet; ask again now that they are.
-            budget.reclaim_if_over_limit();
+            Err(rejection) => {
+                self.map.remove_if(&key, |v| v.ptr_eq(value));
+                Err(rejection)
+            }
         }
-        stored
+    }
+
+    /// Whether `value` itself (not a later value of the same key) is resident under `key`.
+    fn holds(&self, key: &K, value: &Cached<V>) -> bool {
+        self.map.peek(key).is_some_and(|v| v.ptr_eq(value))
+    }
+
+    /// Book-keeping after `value` became resident with its charge.
+    fn stored(&self, value: &Cached<V>) {
+        let deadline = value.deadline();
+        if deadline != NEVER {
+            self.earliest_deadline.fetch_min(deadline, SeqCst);
+        }
+        // A limit lowered between the reservation and now asked for reclamation while
+        // these bytes were not evictable yet; ask again now that they are.
+        self.accounting.budget.reclaim_if_over_limit();
+    }
+
+    fn too_large(&self, charge: u64, heaviest: u64) -> Rejection {
+        let budget = &self.accounting.budget;
+        let (level, limit) = budget
+            .effective_limit_with_level()
+            .unwrap_or((Level::Entry, heaviest));
+        Rejection {
+            reason: metacache_ledger::RejectReason::EntryTooLarge,
+            level,
+            used: budget.ancestor(level).map_or(0, Budget::used),
+            limit,
+            requested: charge,
+        }
     }
 
     fn new_generation(&self) {
@@ -542,7 +619,7 @@ where
 
 impl<K, V> Reclaimable for Inner<K, V>
 where
-    K: Hash + Eq + Clone + Send + Sync + 'static,
+    K: Hash + Eq + Clone + EstimateSize + Send + Sync + 'static,
     V: EstimateSize + Send + Sync + 'static,
 {
     fn budget(&self) -> &Arc<Budget> {
@@ -550,13 +627,17 @@ where
     }
 
     fn purge_expired(&self) -> u64 {
-        if self.ttl_nanos == NEVER {
+        let now = self.clock.now_nanos();
+        if self.ttl_nanos == NEVER || now < self.earliest_deadline.load(SeqCst) {
             return 0;
         }
-        let now = self.clock.now_nanos();
+        // Survivors (and values stored meanwhile) lower the bound again.
+        self.earliest_deadline.store(NEVER, SeqCst);
         let freed = AtomicU64::new(0);
         self.map.retain(|_, value| {
-            if value.deadline() > now {
+            let deadline = value.deadline();
+            if deadline > now {
+                self.earliest_deadline.fetch_min(deadline, SeqCst);
                 return true;
             }
             let charge = value.take_charge();
@@ -569,20 +650,28 @@ where
     }
 
     fn evict_coldest(&self, bytes: u64) -> u64 {
-        let mut freed = self.purge_expired();
         let capacity = self.map.capacity();
+        let by_bytes = self.scale.lock().by_bytes();
+        let mut freed = 0;
         let mut at_least = 1u64;
-        // Each round shrinks quick_cache's capacity so that its own policy evicts the coldest
-        // values; rounds that free nothing (uneven shards) ask for twice as many.
+        // Each round lowers quick_cache's capacity so that its own policy evicts the coldest
+        // values (the hook releases them), costing what it evicts; rounds that free nothing
+        // (uneven shards) ask for twice as much. Lowering the capacity trims the ghost history
+        // in proportion, so a round never asks for more than it needs.
         for _ in 0..64 {
             let len = self.map.len() as u64;
             if freed >= bytes || len == 0 {
                 break;
             }
-            let average = (self.accounting.budget.used() / len).max(1);
-            let count = (bytes - freed).div_ceil(average).max(at_least).min(len);
+            let target = if by_bytes {
+                let weight = self.map.weight();
+                weight.saturating_sub((bytes - freed).max(at_least))
+            } else {
+                let average = (self.accounting.budget.used() / len).max(1);
+                len - (bytes - freed).div_ceil(average).max(at_least).min(len)
+            };
             let before = self.accounting.evicted_bytes.load(SeqCst);
-            self.map.set_capacity(len - count);
+            self.map.set_capacity(target);
             let released = self.accounting.evicted_bytes.load(SeqCst) - before;
             freed += released;
             if released == 0 {
@@ -591,6 +680,52 @@ where
         }
         self.map.set_capacity(capacity);
         freed
+    }
+
+    fn rescale(&self) {
+        let scale = Scale::new(
+            self.accounting.budget.effective_limit(),
+            self.config.capacity,
+        );
+        {
+            let mut current = self.scale.lock();
+            if *current == scale {
+                return;
+            }
+            *current = scale;
+        }
+        // Every resident is re-weighed under its shard's lock (quick_cache recomputes the
+        // shard's weight after the callback), then the capacity follows, evicting if needed.
+        let keys: Vec<K> = self.map.iter().map(|(key, _)| key).collect();
+        for key in keys {
+            self.map.entry(&key, None, |_, value| {
+                value.set_weight(scale.weight(value.charge()));
+                EntryAction::Retain(())
+            });
+        }
+        self.map.set_capacity(scale.capacity);
+    }
+}
+
+/// A map of `scale`: quick_cache's options for its capacity, shards and ghost history.
+fn new_map<K: Hash + Eq + Clone, V>(scale: &Scale, count: u64, hook: EvictionHook) -> Map<K, V> {
+    let options = OptionsBuilder::new()
+        .shards(scale.shards())
+        .estimated_items_capacity(scale.estimated_items(count))
+        .weight_capacity(scale.capacity)
+        .build();
+    match options {
+        Ok(options) => {
+            Cache::with_options(options, SlotWeighter, DefaultHashBuilder::default(), hook)
+        }
+        // Only invalid hot/ghost shares fail to build, and none are set here.
+        Err(_) => Cache::with(
+            scale.estimated_items(count),
+            scale.capacity,
+            SlotWeighter,
+            DefaultHashBuilder::default(),
+            hook,
+        ),
     }
 }
 

@@ -16,6 +16,9 @@ pub(crate) struct Slot<V> {
     charge: AtomicU64,
     /// Monotonic nanoseconds at which the value expires, [`NEVER`] if it does not.
     deadline: AtomicU64,
+    /// What the value weighs in its cache's map (see `scale.rs`): set before it is stored and
+    /// changed only under its shard's lock, as quick_cache re-reads it on every eviction.
+    weight: AtomicU64,
 }
 
 /// A value handed out by a managed cache. Cloning is one reference-count increment; the value
@@ -28,6 +31,7 @@ impl<V> Cached<V> {
             value,
             charge: AtomicU64::new(0),
             deadline: AtomicU64::new(deadline),
+            weight: AtomicU64::new(1),
         }))
     }
 
@@ -50,6 +54,15 @@ impl<V> Cached<V> {
     /// Takes the charge for release; only the first caller gets it.
     pub(crate) fn take_charge(&self) -> u64 {
         self.0.charge.swap(0, SeqCst)
+    }
+
+    #[inline]
+    pub(crate) fn weight(&self) -> u64 {
+        self.0.weight.load(Relaxed)
+    }
+
+    pub(crate) fn set_weight(&self, weight: u64) {
+        self.0.weight.store(weight, Relaxed);
     }
 
     #[inline]

@@ -68,7 +68,7 @@ async fn an_expired_value_is_reloaded() {
     let fresh = load_blob(&cache, "f", 20).await;
     assert_eq!(*fresh, Blob(20));
     assert_eq!(cache.stats().load_success_count, 2);
-    assert_eq!(cache.budget().used(), charge(20));
+    assert_eq!(cache.budget().used(), charged("f", 20));
 }
 
 #[tokio::test]
@@ -80,7 +80,10 @@ async fn the_sweep_releases_expired_values_nobody_reads() {
     node.clock.advance(Duration::from_secs(30));
     assert_eq!(node.governor.purge_expired_now(), 0);
     node.clock.advance(Duration::from_secs(30));
-    assert_eq!(node.governor.purge_expired_now(), 10 * charge(100));
+    assert_eq!(
+        node.governor.purge_expired_now(),
+        10 * fill_charge("k", 100)
+    );
     assert_eq!(cache.budget().used(), 0);
     assert_eq!(cache.stats().eviction_count, 10);
 }

@@ -4,9 +4,13 @@ use std::fmt;
 use std::hash::Hash;
 use std::marker::PhantomData;
 
+use metacache_estimate::{EstimateSize, Sizer};
+
 /// A key of a catalog's cache. `REFRESH DATABASE db` removes the values whose key is in `db`;
 /// `REFRESH TABLE db.t` those of `db.t`; `REFRESH CATALOG` all of them.
-pub trait MetaKey: Hash + Eq + Clone + Send + Sync + 'static {
+///
+/// Keys are charged with their values ([`EstimateSize`]): the map keeps its own copy.
+pub trait MetaKey: Hash + Eq + Clone + EstimateSize + Send + Sync + 'static {
     /// The database the value belongs to, if any.
     fn database(&self) -> Option<&str> {
         None
@@ -24,6 +28,13 @@ impl MetaKey for String {}
 /// A database of a catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DatabaseKey(pub String);
+
+impl EstimateSize for DatabaseKey {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add_inline(self);
+        sizer.add_string(&self.0);
+    }
+}
 
 impl MetaKey for DatabaseKey {
     fn database(&self) -> Option<&str> {
@@ -47,6 +58,14 @@ impl TableKey {
             database: database.into(),
             table: table.into(),
         }
+    }
+}
+
+impl EstimateSize for TableKey {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add_inline(self);
+        sizer.add_string(&self.database);
+        sizer.add_string(&self.table);
     }
 }
 

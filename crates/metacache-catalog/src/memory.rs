@@ -61,6 +61,38 @@ pub fn host_name() -> String {
     sysinfo::System::host_name().unwrap_or_else(|_| "localhost".to_owned())
 }
 
+/// What the process's allocator reports: the truth the ledger's estimates are checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocatorStats {
+    /// Bytes in live allocations, at their real (size-class) sizes.
+    pub allocated: u64,
+    /// Bytes of physical memory the allocator holds (live, fragmented and not yet purged).
+    pub resident: u64,
+}
+
+impl AllocatorStats {
+    /// `resident / allocated`: how much memory fragmentation and unpurged pages add.
+    pub fn fragmentation(&self) -> f64 {
+        self.resident as f64 / self.allocated.max(1) as f64
+    }
+}
+
+static ALLOCATOR_PROBE: std::sync::OnceLock<fn() -> Option<AllocatorStats>> =
+    std::sync::OnceLock::new();
+
+/// Installs the function that reads the allocator's statistics. The binary, which chooses the
+/// global allocator, installs it once at start; libraries and tests that use another allocator
+/// have none, and [`allocator_stats`] answers `None`.
+pub fn set_allocator_probe(probe: fn() -> Option<AllocatorStats>) {
+    // A second install (tests starting several servers in one process) keeps the first.
+    let _ = ALLOCATOR_PROBE.set(probe);
+}
+
+/// The allocator's statistics now, if the process's allocator reports them.
+pub fn allocator_stats() -> Option<AllocatorStats> {
+    ALLOCATOR_PROBE.get().and_then(|probe| probe())
+}
+
 /// The resident set size of this process, in bytes (`None` where it cannot be read).
 pub fn process_rss_bytes() -> Option<u64> {
     let pid = sysinfo::get_current_pid().ok()?;

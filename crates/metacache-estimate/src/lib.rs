@@ -10,9 +10,12 @@
 //!   and a panic into [`Estimate::Failed`], never a crash.
 //!
 //! # What is counted
-//! The bytes the allocator is asked for: the value's own inline size (it lives inside the cache's
-//! slot), every heap allocation it owns at its *capacity* (not length), and each shared
-//! allocation once. The cache adds a fixed overhead for its own bookkeeping on top.
+//! The bytes the allocator really hands out: the value's own inline size (it lives inside the
+//! cache's slot), every heap allocation it owns at its *capacity* (not length) rounded up to the
+//! allocator's size class ([`size_class`], through [`Sizer::add_allocation`] and the container
+//! helpers), and each shared allocation once. The generic `mem_dbg` walk cannot see single
+//! allocations and counts capacities unrounded; the value types of the caches use it only for
+//! parts with few, large allocations. The cache adds the key and a fixed overhead on top.
 //!
 //! # Invariants
 //! - An estimate is either complete, or says it is not and why: it never silently under-counts.
@@ -23,8 +26,9 @@
 pub mod counting;
 mod layout;
 mod sizer;
+mod std_impls;
 
-pub use layout::hash_table_bytes;
+pub use layout::{btree_nodes, hash_table_bytes, size_class};
 pub use sizer::{Estimate, EstimateSize, Sizer, estimate};
 
 /// Visits an estimate may make before it is declared incomplete; large enough for a file listing

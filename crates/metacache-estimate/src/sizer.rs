@@ -1,13 +1,13 @@
 //! The [`Sizer`] that estimators write into, and [`estimate`], which runs one safely.
 
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use mem_dbg::{MemSize, SizeFlags};
 
-use crate::hash_table_bytes;
+use crate::{btree_nodes, hash_table_bytes, size_class};
 
 /// Flags for the generic estimator: allocated capacity, shared pointers followed once.
 const MEM_DBG_FLAGS: SizeFlags = SizeFlags::CAPACITY.union(SizeFlags::FOLLOW_RCS);
@@ -70,6 +70,12 @@ impl Sizer {
     /// Adds `bytes` to the total.
     pub fn add(&mut self, bytes: usize) {
         self.bytes = self.bytes.saturating_add(bytes as u64);
+    }
+
+    /// Adds one heap allocation of `bytes` requested bytes, at the size the allocator really
+    /// gives it ([`size_class`]).
+    pub fn add_allocation(&mut self, bytes: usize) {
+        self.add(size_class(bytes));
     }
 
     /// Adds the inline size of `value` (what it occupies where it is stored).
@@ -137,13 +143,13 @@ impl Sizer {
 
     /// Adds the heap buffer of a string (its capacity).
     pub fn add_string(&mut self, text: &String) {
-        self.add(text.capacity());
+        self.add_allocation(text.capacity());
     }
 
     /// Adds the buffer of a vector at its capacity, then each element's heap part through
     /// `each`, one visit per element.
     pub fn add_vec<T>(&mut self, items: &Vec<T>, mut each: impl FnMut(&mut Sizer, &T)) {
-        self.add(items.capacity().saturating_mul(size_of::<T>()));
+        self.add_allocation(items.capacity().saturating_mul(size_of::<T>()));
         for item in items {
             if !self.visit(1) {
                 return;
@@ -159,11 +165,29 @@ impl Sizer {
         map: &HashMap<K, V, S>,
         mut each: impl FnMut(&mut Sizer, &K, &V),
     ) {
-        self.add(hash_table_bytes(
+        self.add_allocation(hash_table_bytes(
             map.capacity(),
             size_of::<(K, V)>(),
             align_of::<(K, V)>(),
         ));
+        for (key, value) in map {
+            if !self.visit(1) {
+                return;
+            }
+            each(self, key, value);
+        }
+    }
+
+    /// Adds the nodes of a B-tree map (see [`btree_nodes`]), each at its size class, then each
+    /// entry's heap parts through `each`, one visit per entry.
+    pub fn add_btree_map<K, V>(
+        &mut self,
+        map: &BTreeMap<K, V>,
+        mut each: impl FnMut(&mut Sizer, &K, &V),
+    ) {
+        for (count, bytes) in btree_nodes::<K, V>(map.len()) {
+            self.add(count.saturating_mul(size_class(bytes)));
+        }
         for (key, value) in map {
             if !self.visit(1) {
                 return;
@@ -185,8 +209,8 @@ impl Sizer {
         let heap = self.bytes.saturating_sub(before);
         self.bytes = before;
         let header = 2 * size_of::<usize>();
-        let total =
-            (header + size_of::<T>()).saturating_add(usize::try_from(heap).unwrap_or(usize::MAX));
+        let total = size_class(header + size_of::<T>())
+            .saturating_add(usize::try_from(heap).unwrap_or(usize::MAX));
         self.shared.insert(address, total);
     }
 

@@ -1,6 +1,10 @@
 //! The look-aside cache API for engines in other languages: values are opaque bytes, charged
-//! their length plus the accounting overhead, admitted through the same ledger as every other
-//! cache value.
+//! what they keep allocated plus the accounting overhead, admitted through the same ledger as
+//! every other cache value.
+//!
+//! A request body may be a slice of hyper's larger receive buffer; retaining it would pin that
+//! buffer while the ledger saw only the slice. [`Blob::copied`] moves the bytes into an
+//! allocation of exactly their length, so the charge is what the process really holds.
 //!
 //! `GET` answers the bytes or 404; `PUT` answers whether the value was retained and, if not,
 //! why (`budget_exceeded`, `entry_too_large`, …); `DELETE` removes the key and fences loads of
@@ -24,9 +28,23 @@ use crate::error::ApiError;
 #[derive(Debug, Clone)]
 pub struct Blob(pub Bytes);
 
+impl Blob {
+    /// A value owning an exact-sized copy of `bytes` (never a view into a larger buffer).
+    pub fn copied(bytes: &[u8]) -> Self {
+        Self(Bytes::copy_from_slice(bytes))
+    }
+}
+
+/// The header `Bytes` allocates when an exact-sized buffer is first shared (by a `GET`).
+const SHARED_HEADER: usize = 24;
+
 impl EstimateSize for Blob {
     fn estimate_size(&self, sizer: &mut Sizer) {
-        sizer.add(self.0.len());
+        sizer.add_inline(self);
+        if !self.0.is_empty() {
+            sizer.add_allocation(self.0.len());
+            sizer.add_allocation(SHARED_HEADER);
+        }
     }
 }
 
@@ -83,7 +101,7 @@ pub async fn put(
 ) -> Result<Response, ApiError> {
     let cache = cache(&manager, &target)?;
     let (catalog, engine, entry, key) = target;
-    let body = match cache.insert(key, Blob(body)) {
+    let body = match cache.insert(key, Blob::copied(&body)) {
         Admission::Retained { charge } => json!({"retained": true, "charge": charge}),
         Admission::Rejected(reason) => json!({"retained": false, "reason": reason.to_string()}),
         Admission::Disabled => json!({"retained": false, "reason": "disabled"}),

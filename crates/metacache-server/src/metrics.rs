@@ -367,6 +367,32 @@ pub fn render(manager: &CatalogManager) -> String {
             rss as f64,
         ));
     }
+    if let Some(allocator) = metacache_catalog::memory::allocator_stats() {
+        families.push(single(
+            "metacache_allocator_allocated_bytes",
+            "Bytes in live allocations at their real sizes, as the allocator reports them.",
+            false,
+            allocator.allocated as f64,
+        ));
+        families.push(single(
+            "metacache_allocator_resident_bytes",
+            "Physical memory the allocator holds: live, fragmented and not yet returned.",
+            false,
+            allocator.resident as f64,
+        ));
+        families.push(single(
+            "metacache_allocator_fragmentation_ratio",
+            "Allocator resident bytes per allocated byte now.",
+            false,
+            allocator.fragmentation(),
+        ));
+        families.push(single(
+            "metacache_node_reserved_to_allocated_ratio",
+            "Bytes the ledger reserves per byte the allocator has allocated now.",
+            false,
+            node.used() as f64 / allocator.allocated.max(1) as f64,
+        ));
+    }
     families.push(single(
         "metacache_catalogs",
         "Catalogs defined on the node.",

@@ -23,13 +23,22 @@
 /// Implements `MetaKey` for key structs with `database` and `table` fields, so `REFRESH TABLE`
 /// and `REFRESH DATABASE` reach their values.
 macro_rules! table_scoped_keys {
-    ($($key:ty),+ $(,)?) => {$(
+    ($($key:ty $({ $($text:ident),* })?),+ $(,)?) => {$(
         impl metacache_catalog::MetaKey for $key {
             fn database(&self) -> Option<&str> {
                 Some(&self.database)
             }
             fn table(&self) -> Option<&str> {
                 Some(&self.table)
+            }
+        }
+        /// A key is charged with its value: its inline size and its strings' buffers.
+        impl metacache_estimate::EstimateSize for $key {
+            fn estimate_size(&self, sizer: &mut metacache_estimate::Sizer) {
+                sizer.add_inline(self);
+                sizer.add_string(&self.database);
+                sizer.add_string(&self.table);
+                $($(sizer.add_string(&self.$text);)*)?
             }
         }
     )+};

@@ -71,6 +71,10 @@ const NODES: &[(&str, ColumnType)] = &[
     ("CACHE_COUNT", I),
     ("RECLAIM_REQUEST_COUNT", I),
     ("RECLAIMED_BYTES", I),
+    ("ALLOCATED_BYTES", I),
+    ("ALLOCATOR_RESIDENT_BYTES", I),
+    ("FRAGMENTATION", D),
+    ("RESERVED_TO_ALLOCATED", D),
 ];
 
 const CATALOGS: &[(&str, ColumnType)] = &[
@@ -134,7 +138,7 @@ pub const SYSTEM_TABLES: &[SystemTable] = &[
     SystemTable {
         name: "catalog_meta_cache_nodes",
         columns: NODES,
-        comment: "one row per node: node limit, reserved bytes, memory budget, process RSS, reclamation",
+        comment: "one row per node: node limit, reserved bytes, memory budget, process RSS, reclamation, allocator",
         rows: node_rows,
     },
     SystemTable {
@@ -346,7 +350,7 @@ fn node_rows(context: &SystemContext) -> Vec<Vec<Value>> {
     let catalogs = context.manager.catalogs();
     let caches: usize = catalogs.iter().map(|c| c.built_caches()).sum();
     let reclaim = governor.reclaim_stats();
-    vec![vec![
+    let mut row = vec![
         context.fe_host.as_ref().into(),
         limit(node.limit()),
         int(node.used()),
@@ -356,7 +360,19 @@ fn node_rows(context: &SystemContext) -> Vec<Vec<Value>> {
         int(caches as u64),
         int(reclaim.requests),
         int(reclaim.freed_bytes),
-    ]]
+    ];
+    // NULL where the process's allocator reports nothing (an embedding with another one).
+    let allocator = metacache_catalog::memory::allocator_stats();
+    row.extend(match allocator {
+        Some(a) => [
+            int(a.allocated),
+            int(a.resident),
+            Value::Double(a.fragmentation()),
+            Value::Double(node.used() as f64 / a.allocated.max(1) as f64),
+        ],
+        None => [Value::Null, Value::Null, Value::Null, Value::Null],
+    });
+    vec![row]
 }
 
 fn catalog_rows(context: &SystemContext) -> Vec<Vec<Value>> {

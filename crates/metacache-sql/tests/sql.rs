@@ -172,7 +172,8 @@ async fn statistics_follow_the_caches() {
             Value::Int(1),
             Value::Double(0.5),
             Value::Int(1),
-            Value::Int(1512),
+            // 1,000 + the key (two String headers, two 8-byte buffers) + 512.
+            Value::Int(1576),
             Value::Int(1 << 30),
             Value::Int(86_400),
             Value::Bool(true),

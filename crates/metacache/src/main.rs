@@ -1,6 +1,8 @@
 //! The `metacache` service: parses flags, loads the configuration, opens the catalog store and
 //! serves the MySQL and HTTP front ends until SIGINT or SIGTERM.
 
+#[cfg(feature = "jemalloc")]
+mod alloc;
 mod sample;
 
 use std::path::PathBuf;
@@ -46,6 +48,8 @@ struct ServeArgs {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    #[cfg(feature = "jemalloc")]
+    alloc::install_probe();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

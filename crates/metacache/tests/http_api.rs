@@ -171,7 +171,9 @@ fn remote_engines_and_look_aside_caches() {
     );
     assert_eq!(
         (status, json(&body)),
-        (200, json(r#"{"retained": true, "charge": 1512}"#))
+        // The blob (32 inline, 1,000 bytes in jemalloc's 1,024 class, 32 for the shared header
+        // a GET adds) + the key `user/42` (a String: 24 + 7 in the 8 class) + 512 of overhead.
+        (200, json(r#"{"retained": true, "charge": 1632}"#))
     );
     let (status, body) = server.http("GET", &format!("{base}/user%2F42"), None, None);
     assert_eq!((status, body.len()), (200, 1000));
@@ -189,7 +191,7 @@ fn remote_engines_and_look_aside_caches() {
     );
     assert_eq!(
         server.query("SELECT entry_name, estimated_size, estimated_weight, weight_reject_count, last_weight_reject_reason FROM catalog_meta_cache_statistics WHERE engine_name = 'feature_store'"),
-        "entry_name\testimated_size\testimated_weight\tweight_reject_count\tlast_weight_reject_reason\nfs-features\t1\t1512\t1\tentry_too_large\n"
+        "entry_name\testimated_size\testimated_weight\tweight_reject_count\tlast_weight_reject_reason\nfs-features\t1\t1632\t1\tentry_too_large\n"
     );
     let (status, body) = server.http("DELETE", &format!("{base}/user%2F42"), None, None);
     assert_eq!((status, json(&body)), (200, json(r#"{"removed": true}"#)));
@@ -252,6 +254,39 @@ fn metrics_pass_promtool() {
         assert!(text.contains(series), "{series} in\n{text}");
     }
     assert!(text.contains("metacache_process_resident_memory_bytes "));
+    // The allocator's truth, next to the ledger's estimate.
+    let gauge = |name: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in\n{text}"))
+    };
+    let allocated = gauge("metacache_allocator_allocated_bytes");
+    let resident = gauge("metacache_allocator_resident_bytes");
+    assert!(
+        allocated > 0.0 && resident >= allocated,
+        "{allocated} / {resident}"
+    );
+    assert!(gauge("metacache_allocator_fragmentation_ratio") >= 1.0);
+    assert!(gauge("metacache_node_reserved_to_allocated_ratio") >= 0.0);
+    let row = server.query(
+        "SELECT ALLOCATED_BYTES, ALLOCATOR_RESIDENT_BYTES, FRAGMENTATION, RESERVED_TO_ALLOCATED \
+         FROM information_schema.catalog_meta_cache_nodes",
+    );
+    let fields: Vec<f64> = row
+        .lines()
+        .nth(1)
+        .unwrap_or_else(|| panic!("a node row in {row}"))
+        .split('\t')
+        .map(|f| {
+            f.parse()
+                .unwrap_or_else(|_| panic!("a number, not {f:?}, in {row}"))
+        })
+        .collect();
+    assert!(
+        fields[0] > 0.0 && fields[1] >= fields[0] && fields[2] >= 1.0,
+        "{row}"
+    );
     let mut promtool = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())

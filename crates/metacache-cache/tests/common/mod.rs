@@ -91,14 +91,28 @@ pub async fn load_blob(
         .expect("load succeeds")
 }
 
-/// Charge of a blob of `size` bytes: estimate + the fixed overhead.
-pub fn charge(size: u64) -> u64 {
-    size + metacache_ledger::ACCOUNTING_OVERHEAD_BYTES
+/// Charge of a blob of `size` bytes under `key`: the value's estimate, the key's (a `String`:
+/// its header and its buffer) and the fixed overhead.
+pub fn charged(key: &str, size: u64) -> u64 {
+    // The key's buffer is charged at its allocator size class.
+    size + (std::mem::size_of::<String>() + metacache_estimate::size_class(key.len())) as u64
+        + metacache_ledger::ACCOUNTING_OVERHEAD_BYTES
 }
 
-/// Loads `count` blobs of `size` bytes under keys `<prefix>0`, `<prefix>1`, …
+/// The `i`-th key [`fill`] uses: `<prefix>000`, `<prefix>001`, … (all of one length, so all of
+/// one charge).
+pub fn key(prefix: &str, i: usize) -> String {
+    format!("{prefix}{i:03}")
+}
+
+/// Charge of each blob [`fill`] loads.
+pub fn fill_charge(prefix: &str, size: u64) -> u64 {
+    charged(&key(prefix, 0), size)
+}
+
+/// Loads `count` blobs of `size` bytes under keys [`key`]`(prefix, 0..count)`.
 pub async fn fill(cache: &ManagedCache<String, Blob>, prefix: &str, count: usize, size: u64) {
     for i in 0..count {
-        load_blob(cache, &format!("{prefix}{i}"), size).await;
+        load_blob(cache, &key(prefix, i), size).await;
     }
 }

@@ -2,10 +2,10 @@
 //!
 //! | cache (ENTRY_NAME) | key | value | estimator |
 //! |---|---|---|---|
-//! | `hive-table` | [`TableKey`] | [`HiveTable`] | generic (`mem_dbg`) |
+//! | `hive-table` | [`TableKey`] | [`HiveTable`] | by hand |
 //! | `hive-partition-names` | [`TableKey`] | [`PartitionNames`] | by hand |
-//! | `hive-partition` | [`PartitionKey`] | [`HivePartition`] | generic |
-//! | `hive-column-stats` | [`ColumnKey`] | [`ColumnStatistics`] | generic |
+//! | `hive-partition` | [`PartitionKey`] | [`HivePartition`] | by hand |
+//! | `hive-column-stats` | [`ColumnKey`] | [`ColumnStatistics`] | by hand |
 //! | `hive-file` | [`LocationKey`] | [`FileListing`](crate::FileListing) | by hand |
 //! | `hive-partition-view` | [`TableKey`] | [`PartitionView`] | by hand |
 //!
@@ -15,10 +15,11 @@
 use std::collections::BTreeMap;
 
 use mem_dbg::MemSize;
-use metacache_estimate::{EstimateSize, Sizer, estimate_with_mem_dbg};
+use metacache_estimate::{EstimateSize, Sizer};
 use serde::{Deserialize, Serialize};
 
 use crate::ColumnInfo;
+use crate::model::add_columns;
 
 /// A table as the metastore describes it.
 #[derive(Debug, Clone, PartialEq, Eq, MemSize)]
@@ -41,7 +42,26 @@ pub struct HiveTable {
     pub properties: BTreeMap<String, String>,
 }
 
-estimate_with_mem_dbg!(HiveTable);
+impl EstimateSize for HiveTable {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add_inline(self);
+        for text in [
+            &self.database,
+            &self.name,
+            &self.location,
+            &self.format,
+            &self.comment,
+        ] {
+            sizer.add_string(text);
+        }
+        add_columns(sizer, &self.columns);
+        add_columns(sizer, &self.partition_keys);
+        sizer.add_btree_map(&self.properties, |s, k, v| {
+            s.add_string(k);
+            s.add_string(v);
+        });
+    }
+}
 
 /// The partition names of a table (`k1=v1/k2=v2`), sorted.
 #[derive(Debug, Clone, PartialEq, Eq, Default, MemSize)]
@@ -63,7 +83,13 @@ pub struct HivePartition {
     pub location: String,
 }
 
-estimate_with_mem_dbg!(HivePartition);
+impl EstimateSize for HivePartition {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add_inline(self);
+        sizer.add_vec(&self.values, |s, v| s.add_string(v));
+        sizer.add_string(&self.location);
+    }
+}
 
 /// Statistics of one column, as `ANALYZE` would record them. Every field is optional: a
 /// source gives what it has.
@@ -90,7 +116,14 @@ pub struct ColumnStatistics {
     pub max_size: Option<u64>,
 }
 
-estimate_with_mem_dbg!(ColumnStatistics);
+impl EstimateSize for ColumnStatistics {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add_inline(self);
+        for text in [&self.min, &self.max].into_iter().flatten() {
+            sizer.add_string(text);
+        }
+    }
+}
 
 /// The partition-pruning view of a table: partitions numbered once, and for each partition
 /// column its distinct values with the partitions that hold them, sorted, so a predicate on a
@@ -247,4 +280,8 @@ pub struct LocationKey {
     pub location: String,
 }
 
-table_scoped_keys!(PartitionKey, ColumnKey, LocationKey);
+table_scoped_keys!(
+    PartitionKey { name },
+    ColumnKey { column },
+    LocationKey { location },
+);

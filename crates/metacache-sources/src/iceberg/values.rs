@@ -330,4 +330,4 @@ pub struct ManifestKey {
     pub path: String,
 }
 
-table_scoped_keys!(ManifestKey);
+table_scoped_keys!(ManifestKey { path });

@@ -33,8 +33,10 @@ impl EstimateSize for TableAccess {
     fn estimate_size(&self, sizer: &mut Sizer) {
         sizer.add_inline(self);
         sizer.add_string(&self.uri);
-        // A BTreeMap's nodes are not reachable from outside; the generic walk knows their layout.
-        sizer.add_heap_mem_dbg(&self.storage_options);
+        sizer.add_btree_map(&self.storage_options, |s, k, v| {
+            s.add_string(k);
+            s.add_string(v);
+        });
     }
 }
 

@@ -67,8 +67,10 @@ impl EstimateSize for PaimonSchema {
         });
         sizer.add_vec(&self.partition_keys, |s, k| s.add_string(k));
         sizer.add_vec(&self.primary_keys, |s, k| s.add_string(k));
-        // A BTreeMap's nodes are not reachable from outside; the generic walk knows their layout.
-        sizer.add_heap_mem_dbg(&self.options);
+        sizer.add_btree_map(&self.options, |s, k, v| {
+            s.add_string(k);
+            s.add_string(v);
+        });
         sizer.add_string(&self.comment);
     }
 }
