@@ -70,6 +70,7 @@ pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) 
         .route("/healthz", get(|| async { "ok\n" }))
         .merge(api)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::Extension(crate::lookaside::BodyLimit(body_limit)))
 }
 
 async fn authorize(

@@ -3,8 +3,11 @@
 //! every other cache value.
 //!
 //! A request body may be a slice of hyper's larger receive buffer; retaining it would pin that
-//! buffer while the ledger saw only the slice. [`Blob::copied`] moves the bytes into an
-//! allocation of exactly their length, so the charge is what the process really holds.
+//! buffer while the ledger saw only the slice, and collecting a body into a growing buffer
+//! holds up to twice its size while it arrives. A `PUT` reads the body straight into one
+//! allocation of its declared length (`read_exact`), or copies it once into an exact one
+//! ([`Blob::copied`]), so the charge is what the process really holds and a request in flight
+//! holds its value once.
 //!
 //! `GET` answers the bytes or 404; `PUT` answers whether the value was retained and, if not,
 //! why (`budget_exceeded`, `entry_too_large`, …); `DELETE` removes the key and fences loads of
@@ -14,9 +17,10 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use metacache_cache::{Admission, ManagedCache};
 use metacache_catalog::CatalogManager;
 use metacache_estimate::{EstimateSize, Sizer};
@@ -93,15 +97,63 @@ pub async fn get(
     }
 }
 
+/// Reads a request body into one allocation of exactly its length when the client declares it
+/// (`Content-Length`), so the value costs its size once: no growing buffer, no second copy.
+/// The body limit (`http_body_limit`) still applies.
+async fn read_exact(request: Request) -> Result<Blob, ApiError> {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "The value is larger than http_body_limit",
+        )
+    };
+    let limit = request
+        .extensions()
+        .get::<BodyLimit>()
+        .map_or(usize::MAX, |l| l.0);
+    if declared.is_some_and(|d| d > limit) {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(declared.unwrap_or(0));
+    let mut stream = request.into_body().into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "The request body could not be read",
+            )
+        })?;
+        if bytes.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    if bytes.len() == bytes.capacity() {
+        Ok(Blob(Bytes::from(bytes)))
+    } else {
+        // No or a wrong length was declared: one exact copy.
+        Ok(Blob::copied(&bytes))
+    }
+}
+
+/// The router's body limit, seen by handlers that read bodies themselves.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
+
 /// `PUT …/{key}` with the value as the body.
 pub async fn put(
     State(manager): State<Arc<CatalogManager>>,
     Path(target): Path<Target>,
-    body: Bytes,
+    request: Request,
 ) -> Result<Response, ApiError> {
     let cache = cache(&manager, &target)?;
+    let value = read_exact(request).await?;
     let (catalog, engine, entry, key) = target;
-    let body = match cache.insert(key, Blob::copied(&body)) {
+    let body = match cache.insert(key, value) {
         Admission::Retained { charge } => json!({"retained": true, "charge": charge}),
         Admission::Rejected(reason) => json!({"retained": false, "reason": reason.to_string()}),
         Admission::Disabled => json!({"retained": false, "reason": "disabled"}),

@@ -85,7 +85,7 @@ fn sql_row(agent: &ureq::Agent, base: &str, statement: &str) -> Result<BTreeMap<
     Ok(columns
         .iter()
         .zip(row)
-        .map(|(c, v)| (c.as_str().unwrap_or_default().to_owned(), v.clone()))
+        .map(|(c, v)| (c["name"].as_str().unwrap_or_default().to_owned(), v.clone()))
         .collect())
 }
 

@@ -143,10 +143,8 @@ const ENGINE: &str = r#"{
     "caches": [{"entry_name": "fs-features", "source": {"entry": "features"}}]
 }"#;
 
-#[test]
-fn remote_engines_and_look_aside_caches() {
-    let (_tmp, data) = data_dir();
-    let server = Server::start(&data, &[]);
+/// Registers [`ENGINE`] as `feature_store` over HTTP.
+fn define_feature_store(server: &Server) {
     let (status, body) = server.http(
         "PUT",
         "/api/v1/engines/feature_store",
@@ -154,6 +152,13 @@ fn remote_engines_and_look_aside_caches() {
         None,
     );
     assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn remote_engines_and_look_aside_caches() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    define_feature_store(&server);
     assert_eq!(
         server
             .http("PUT", "/api/v1/engines/hive", Some(ENGINE.as_bytes()), None)
@@ -354,5 +359,73 @@ fn bearer_token_and_body_limit() {
         server
             .query("ADMIN SHOW FRONTEND CONFIG LIKE 'http_token'")
             .contains("http_token\t*XXX")
+    );
+}
+
+/// Sends a `PUT` whose body is chunked (no `Content-Length`) and returns the status line.
+fn put_chunked(server: &Server, path: &str, body: &[u8]) -> String {
+    use std::io::Read;
+    let addr = server.http.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .expect("timeout");
+    let mut request = format!(
+        "PUT {path} HTTP/1.1\r\nHost: {addr}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )
+    .into_bytes();
+    for chunk in body.chunks(3000) {
+        request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        request.extend_from_slice(chunk);
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(b"0\r\n\r\n");
+    stream.write_all(&request).expect("send");
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply.lines().next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn look_aside_bodies_are_read_exactly_and_within_the_body_limit() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[("METACACHE_HTTP_BODY_LIMIT", "64KB")]);
+    define_feature_store(&server);
+    server.query("CREATE CATALOG fs PROPERTIES ('type'='feature_store')");
+    let base = "/api/v1/catalogs/fs/caches/feature_store/fs-features";
+    let value: Vec<u8> = (0..10_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+
+    // Declared length: read into one exact allocation.
+    let (status, body) = server.http("PUT", &format!("{base}/a"), Some(&value), None);
+    assert_eq!(
+        (status, json(&body)["retained"].clone()),
+        (200, Value::Bool(true)),
+        "{body}"
+    );
+    // Chunked: no length declared, the same bytes arrive.
+    let status_line = put_chunked(&server, &format!("{base}/b"), &value);
+    assert!(status_line.contains(" 200 "), "{status_line}");
+    for key in ["a", "b"] {
+        let (status, body) = server.http("GET", &format!("{base}/{key}"), None, None);
+        assert_eq!(status, 200);
+        assert_eq!(body.as_bytes(), value.as_slice(), "value of {key}");
+    }
+
+    // Over the limit, declared or chunked: 413, and nothing is stored.
+    let big = vec![1u8; 100_000];
+    let (status, body) = server.http("PUT", &format!("{base}/big"), Some(&big), None);
+    assert_eq!(status, 413, "{body}");
+    let status_line = put_chunked(&server, &format!("{base}/big2"), &big);
+    assert!(status_line.contains(" 413 "), "{status_line}");
+    for key in ["big", "big2"] {
+        assert_eq!(
+            server.http("GET", &format!("{base}/{key}"), None, None).0,
+            404
+        );
+    }
+    assert_eq!(
+        server.cache_row("fs", "fs-features", "estimated_size")[0],
+        "2",
+        "only the two values within the limit are cached"
     );
 }
