@@ -145,16 +145,16 @@ fn run_governed(trace: &[u64], budget: u64) -> Outcome {
     let catalog = governor.catalog_budget("bench", None);
     let config = CacheConfig::new("remote-entry", None, 10_000_000);
     let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
-    let mut outcome = Outcome::default();
-    for &key in trace {
-        outcome.accesses += 1;
-        if cache.get(&key).is_some() {
-            outcome.hits += 1;
-            continue;
-        }
-        outcome.inserts += 1;
-        let bytes = value_bytes(key);
-        match cache.insert(key, Payload { bytes }) {
+    let mut refused = 0;
+    let mut outcome = replay(
+        trace,
+        |key| cache.get(&key).is_some(),
+        |key| match cache.insert(
+            key,
+            Payload {
+                bytes: value_bytes(key),
+            },
+        ) {
             Admission::Retained { charge } => {
                 assert_eq!(
                     charge,
@@ -162,10 +162,11 @@ fn run_governed(trace: &[u64], budget: u64) -> Outcome {
                     "the peers must weigh what the ledger charges"
                 )
             }
-            Admission::Rejected(RejectReason::BudgetExceeded) => outcome.budget_exceeded += 1,
+            Admission::Rejected(RejectReason::BudgetExceeded) => refused += 1,
             _ => {}
-        }
-    }
+        },
+    );
+    outcome.budget_exceeded = refused;
     assert!(governor.node().used() <= budget, "over the node limit");
     outcome
 }
@@ -175,14 +176,24 @@ fn run_moka(trace: &[u64], budget: u64) -> Outcome {
         .max_capacity(budget)
         .weigher(|key: &u64, _: &u32| u32::try_from(charged(*key)).unwrap_or(u32::MAX))
         .build();
+    replay(
+        trace,
+        |key| cache.get(&key).is_some(),
+        |key| cache.insert(key, value_bytes(key)),
+    )
+}
+
+/// Runs `trace` as get-or-insert against a cache: `get` answers whether `key` hit, `insert`
+/// stores its value after a miss.
+fn replay(trace: &[u64], get: impl Fn(u64) -> bool, mut insert: impl FnMut(u64)) -> Outcome {
     let mut outcome = Outcome::default();
     for &key in trace {
         outcome.accesses += 1;
-        if cache.get(&key).is_some() {
+        if get(key) {
             outcome.hits += 1;
         } else {
             outcome.inserts += 1;
-            cache.insert(key, value_bytes(key));
+            insert(key);
         }
     }
     outcome
@@ -203,17 +214,11 @@ fn run_quick_cache(trace: &[u64], budget: u64, mean: u64) -> Outcome {
         budget,
         ChargeWeighter,
     );
-    let mut outcome = Outcome::default();
-    for &key in trace {
-        outcome.accesses += 1;
-        if cache.get(&key).is_some() {
-            outcome.hits += 1;
-        } else {
-            outcome.inserts += 1;
-            cache.insert(key, value_bytes(key));
-        }
-    }
-    outcome
+    replay(
+        trace,
+        |key| cache.get(&key).is_some(),
+        |key| cache.insert(key, value_bytes(key)),
+    )
 }
 
 fn main() {

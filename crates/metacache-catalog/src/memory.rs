@@ -61,6 +61,20 @@ pub fn host_name() -> String {
     sysinfo::System::host_name().unwrap_or_else(|_| "localhost".to_owned())
 }
 
+/// The options the service runs jemalloc with (the binary exports them as `malloc_conf`; a
+/// bench measuring the service's memory exports the same), each chosen by measurement
+/// (docs/benchmarks.md, "Memory under a binding limit"):
+/// - `dirty_decay_ms:0`, `muzzy_decay_ms:0`: freed pages go back to the system at once. With a
+///   one-second decay, pages freed by evicting 64 KiB–1 MiB values under fast churn stayed
+///   resident long enough to peak at 1.39–1.63 × the node limit; with none, 1.09–1.13 ×.
+/// - `narenas:1`: one arena. Hive file listings (hundreds of small strings per value) evicted and
+///   reloaded by several threads peaked at 1.35 × the limit with jemalloc's default of four
+///   arenas per CPU (1.34 × with two arenas), 1.07 × with one; the thread caches keep most
+///   allocations off the arena's lock, and throughput did not change on 2 cores.
+/// - `background_thread:true`: purging that can leave the request path does.
+pub const JEMALLOC_CONF: &[u8] =
+    b"background_thread:true,dirty_decay_ms:0,muzzy_decay_ms:0,narenas:1\0";
+
 /// What the process's allocator reports: the truth the ledger's estimates are checked against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllocatorStats {
@@ -74,6 +88,12 @@ impl AllocatorStats {
     /// `resident / allocated`: how much memory fragmentation and unpurged pages add.
     pub fn fragmentation(&self) -> f64 {
         self.resident as f64 / self.allocated.max(1) as f64
+    }
+
+    /// `reserved / allocated`: how much of what the allocator has handed out the ledger's
+    /// `reserved` bytes account for.
+    pub fn reserved_ratio(&self, reserved: u64) -> f64 {
+        reserved as f64 / self.allocated.max(1) as f64
     }
 }
 

@@ -196,6 +196,15 @@ impl Sizer {
         }
     }
 
+    /// Adds a map of strings to strings (properties, options): its nodes and every key's and
+    /// value's buffer.
+    pub fn add_string_map(&mut self, map: &BTreeMap<String, String>) {
+        self.add_btree_map(map, |s, k, v| {
+            s.add_string(k);
+            s.add_string(v);
+        });
+    }
+
     /// Adds the allocation behind an `Arc` (counts and value) and, through `inner`, the heap
     /// parts of the value, unless this allocation was already charged in this estimate.
     pub fn add_arc<T>(&mut self, shared: &Arc<T>, inner: impl FnOnce(&mut Sizer, &T)) {

@@ -390,7 +390,7 @@ pub fn render(manager: &CatalogManager) -> String {
             "metacache_node_reserved_to_allocated_ratio",
             "Bytes the ledger reserves per byte the allocator has allocated now.",
             false,
-            node.used() as f64 / allocator.allocated.max(1) as f64,
+            allocator.reserved_ratio(node.used()),
         ));
     }
     families.push(single(

@@ -21,11 +21,10 @@ use metacache_sources::{DataFile, FileListing};
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// The service's options (crates/metacache/src/alloc.rs).
+/// The service's options.
 #[allow(non_upper_case_globals)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
-pub static malloc_conf: &[u8] =
-    b"background_thread:true,dirty_decay_ms:0,muzzy_decay_ms:0,narenas:1\0";
+pub static malloc_conf: &[u8] = metacache_catalog::memory::JEMALLOC_CONF;
 
 const LIMIT: u64 = 64 << 20;
 const TASKS: u64 = 4;

@@ -368,7 +368,7 @@ fn node_rows(context: &SystemContext) -> Vec<Vec<Value>> {
             int(a.allocated),
             int(a.resident),
             Value::Double(a.fragmentation()),
-            Value::Double(node.used() as f64 / a.allocated.max(1) as f64),
+            Value::Double(a.reserved_ratio(node.used())),
         ],
         None => [Value::Null, Value::Null, Value::Null, Value::Null],
     });

@@ -56,10 +56,7 @@ impl EstimateSize for HiveTable {
         }
         add_columns(sizer, &self.columns);
         add_columns(sizer, &self.partition_keys);
-        sizer.add_btree_map(&self.properties, |s, k, v| {
-            s.add_string(k);
-            s.add_string(v);
-        });
+        sizer.add_string_map(&self.properties);
     }
 }
 

@@ -33,10 +33,7 @@ impl EstimateSize for TableAccess {
     fn estimate_size(&self, sizer: &mut Sizer) {
         sizer.add_inline(self);
         sizer.add_string(&self.uri);
-        sizer.add_btree_map(&self.storage_options, |s, k, v| {
-            s.add_string(k);
-            s.add_string(v);
-        });
+        sizer.add_string_map(&self.storage_options);
     }
 }
 

@@ -67,10 +67,7 @@ impl EstimateSize for PaimonSchema {
         });
         sizer.add_vec(&self.partition_keys, |s, k| s.add_string(k));
         sizer.add_vec(&self.primary_keys, |s, k| s.add_string(k));
-        sizer.add_btree_map(&self.options, |s, k, v| {
-            s.add_string(k);
-            s.add_string(v);
-        });
+        sizer.add_string_map(&self.options);
         sizer.add_string(&self.comment);
     }
 }
