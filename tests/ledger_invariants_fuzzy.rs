@@ -169,7 +169,9 @@ async fn step(world: &World, rng: &mut StdRng) {
     }
 }
 
-fn check(world: &World, round: usize) {
+/// Checks the invariants after a round; returns how many caches had had to contest hot values
+/// by frequency (so the test is known to cover that path).
+fn check(world: &World, round: usize) -> usize {
     world.governor.reclaim_now();
     for budget in world.budgets() {
         if let Some(limit) = budget.limit() {
@@ -213,6 +215,7 @@ fn check(world: &World, round: usize) {
         catalogs,
         "round {round}: node"
     );
+    caches.iter().filter(|c| c.history_bytes() > 0).count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -240,6 +243,7 @@ async fn ledger_invariants_hold_under_random_concurrent_operations() {
         .collect();
     // A task that panics never reaches the barrier again: fail instead of hanging.
     let patience = Duration::from_secs(120);
+    let mut contested = 0;
     for round in 0..ROUNDS {
         tokio::time::timeout(patience, start.wait())
             .await
@@ -247,8 +251,12 @@ async fn ledger_invariants_hold_under_random_concurrent_operations() {
         tokio::time::timeout(patience, done.wait())
             .await
             .expect("a task panicked or stalled");
-        check(&world, round);
+        contested += check(&world, round);
     }
+    assert!(
+        contested > 0,
+        "no cache ever contested hot values by frequency"
+    );
     for task in tasks {
         task.await.expect("task");
     }

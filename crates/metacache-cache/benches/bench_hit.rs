@@ -1,5 +1,6 @@
 //! Hit path: a governed `ManagedCache::get` against raw `quick_cache` and `moka` holding the same
-//! values, on 1 and 2 threads, in the same run.
+//! values, on 1 and 2 threads, in the same run; and a governed cache under a binding limit,
+//! whose hits also record into its frequency sketch.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -54,6 +55,8 @@ fn hit_path(c: &mut Criterion) {
     moka.run_pending_tasks();
     assert_eq!(governed.len() as u64, ITEMS, "every value admitted");
 
+    let (_pressured_governor, pressured, pressured_keys) = workload::pressured();
+
     let mut group = c.benchmark_group("hit");
     for threads in [1usize, 2] {
         group.bench_function(BenchmarkId::new("metacache_governed", threads), |b| {
@@ -69,6 +72,16 @@ fn hit_path(c: &mut Criterion) {
                 b.iter_custom(|iters| {
                     parallel(threads, iters, &keys, &|k| {
                         black_box(governed_no_ttl.get(&k).map(|v| v.0[0]));
+                    })
+                })
+            },
+        );
+        group.bench_function(
+            BenchmarkId::new("metacache_governed_pressure", threads),
+            |b| {
+                b.iter_custom(|iters| {
+                    parallel(threads, iters, &pressured_keys, &|k| {
+                        black_box(pressured.get(&k).map(|v| v.0[0]));
                     })
                 })
             },

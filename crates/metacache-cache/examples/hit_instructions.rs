@@ -6,12 +6,13 @@
 //!
 //! ```sh
 //! cargo build --release -p metacache-cache --example hit_instructions
-//! for mode in raw governed governed_no_ttl; do
+//! for mode in raw governed governed_no_ttl governed_full moka; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect='*lookups_*' \
 //!     target/release/examples/hit_instructions $mode 2>&1 | grep -E 'Collected|hits'
 //! done
 //! ```
-//! The `Collected` count divided by `LOOKUPS` is the instructions of one hit.
+//! The `Collected` count divided by `LOOKUPS` is the instructions of one hit. `governed_full`
+//! is a cache under a binding limit, where every hit also records into the frequency sketch.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -61,6 +62,32 @@ fn governed(ttl: Option<Duration>) -> u64 {
     lookups_governed(&cache, &keys())
 }
 
+/// The governed cache under a binding limit; lookups of resident keys only.
+fn governed_full() -> u64 {
+    let (_governor, cache, lookups) = workload::pressured();
+    lookups_governed(&cache, &lookups)
+}
+
+#[inline(never)]
+fn lookups_moka(cache: &moka::sync::Cache<u64, Arc<Value>>, keys: &[u64]) -> u64 {
+    let mut found = 0;
+    for i in 0..LOOKUPS {
+        let key = keys[i & (keys.len() - 1)];
+        found += black_box(cache.get(&key).map_or(0, |v| v.0[0] & 1));
+    }
+    found
+}
+
+/// moka (W-TinyLFU), whose every hit is recorded for its frequency sketch, as the governed
+/// cache's are under pressure.
+fn moka() -> u64 {
+    let cache = moka::sync::Cache::new(ITEMS * 2);
+    for k in 0..ITEMS {
+        cache.insert(k, Arc::new(Value([k; 8])));
+    }
+    lookups_moka(&cache, &keys())
+}
+
 fn raw() -> u64 {
     let cache = quick_cache::sync::Cache::new(ITEMS as usize * 2);
     for k in 0..ITEMS {
@@ -75,8 +102,12 @@ fn main() {
         "raw" => raw(),
         "governed" => governed(Some(Duration::from_secs(86_400))),
         "governed_no_ttl" => governed(None),
+        "governed_full" => governed_full(),
+        "moka" => moka(),
         other => {
-            eprintln!("usage: hit_instructions raw|governed|governed_no_ttl (not {other:?})");
+            eprintln!(
+                "usage: hit_instructions raw|governed|governed_no_ttl|governed_full|moka (not {other:?})"
+            );
             std::process::exit(2);
         }
     };

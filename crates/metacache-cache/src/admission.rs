@@ -23,6 +23,9 @@ pub enum Admission {
     Disabled,
     /// Not retained because the cache was invalidated while the value was loading.
     Fenced,
+    /// Not retained because the cache is full and making room would have displaced values
+    /// asked for at least as often (frequency admission). Counted as an eviction.
+    Declined,
 }
 
 /// Minimum time between two rejection warnings of one cache.

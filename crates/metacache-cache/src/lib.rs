@@ -11,8 +11,10 @@
 //!
 //! # The path of a miss
 //! `get_or_load` misses → joins or leads the key's flight → the leader loads → estimate + 512 B →
-//! entry limit → atomic reservation at entry, group, catalog, node → stored (if no invalidation
-//! happened meanwhile) → the outcome is published to every waiter. A refused reservation files a
+//! entry limit → inserted, quick_cache evicting colder values of the cache for it; if it
+//! displaced hot values asked for more often it leaves again and they return (`frequency.rs`) →
+//! atomic reservation at entry, group, catalog, node → stored (if no invalidation happened
+//! meanwhile) → the outcome is published to every waiter. A refused reservation files a
 //! reclamation request; the worker evicts the coldest values of the short scope.
 //!
 //! # Invariants
@@ -25,9 +27,11 @@ mod config;
 mod counters;
 mod error;
 mod flight;
+mod frequency;
 mod governor;
 mod managed;
 mod scale;
+mod sketch;
 mod slot;
 mod stats;
 

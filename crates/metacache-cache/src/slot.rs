@@ -4,7 +4,7 @@
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 
 /// Deadline of values that never expire.
 pub(crate) const NEVER: u64 = u64::MAX;
@@ -19,6 +19,9 @@ pub(crate) struct Slot<V> {
     /// What the value weighs in its cache's map (see `scale.rs`): set before it is stored and
     /// changed only under its shard's lock, as quick_cache re-reads it on every eviction.
     weight: AtomicU64,
+    /// Whether the value was put back after a newcomer lost a frequency contest to it: it is
+    /// contested again when it is next displaced, from whichever ring (`frequency.rs`).
+    defended: AtomicBool,
 }
 
 /// A value handed out by a managed cache. Cloning is one reference-count increment; the value
@@ -32,6 +35,7 @@ impl<V> Cached<V> {
             charge: AtomicU64::new(0),
             deadline: AtomicU64::new(deadline),
             weight: AtomicU64::new(1),
+            defended: AtomicBool::new(false),
         }))
     }
 
@@ -72,6 +76,15 @@ impl<V> Cached<V> {
 
     pub(crate) fn set_deadline(&self, deadline: u64) {
         self.0.deadline.store(deadline, Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn defended(&self) -> bool {
+        self.0.defended.load(Relaxed)
+    }
+
+    pub(crate) fn set_defended(&self) {
+        self.0.defended.store(true, Relaxed);
     }
 
     /// Whether both handles are the same cached value.

@@ -158,6 +158,9 @@ pub async fn put(
         Admission::Rejected(reason) => json!({"retained": false, "reason": reason.to_string()}),
         Admission::Disabled => json!({"retained": false, "reason": "disabled"}),
         Admission::Fenced => json!({"retained": false, "reason": "invalidated"}),
+        Admission::Declined => {
+            json!({"retained": false, "reason": "less_frequent_than_residents"})
+        }
     };
     tracing::trace!(catalog, engine, entry, "look-aside put");
     Ok(Json(body).into_response())

@@ -5,12 +5,17 @@
 //! - Every value resident in the map holds exactly its `charge` in the cache's entry budget;
 //!   whoever removes it from the map (eviction hook, expiry, invalidation, replacement, drop)
 //!   takes the charge and releases it. So the entry budget's `used` is the sum of the charges of
-//!   the resident values, at every moment outside those few instructions.
+//!   the resident values, at every moment outside those few instructions — and outside a
+//!   frequency contest, while the hot values a newcomer displaced are held out of the map still
+//!   charged, until they are released or put back (`contest`).
 //! - A load that started before an invalidation never populates the map: the generation is
 //!   checked and the value stored under the read side of `fence`, while invalidation bumps the
 //!   generation under its write side and sweeps afterwards.
 //! - The hit path takes no lock of ours: one map read, one deadline check (a coarse clock read
 //!   only for values that expire), one striped counter bump.
+
+mod reclaim;
+mod store;
 
 use std::future::Future;
 use std::hash::Hash;
@@ -18,19 +23,18 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 
 use metacache_estimate::EstimateSize;
-use metacache_ledger::{Budget, Level, Rejection};
+use metacache_ledger::{Budget, Level};
 use parking_lot::RwLock;
-use quick_cache::sync::{Cache, EntryAction, EntryResult};
+use quick_cache::sync::Cache;
 use quick_cache::{DefaultHashBuilder, Equivalent, Lifecycle, OptionsBuilder};
 
-use crate::admission::{Admission, charge_for, record_rejection};
+use crate::admission::Admission;
 use crate::counters::CacheCounters;
 use crate::flight::{self, Flights, Role};
+use crate::frequency::{Displaced, FrequencyAdmission};
 use crate::scale::{Scale, SlotWeighter};
 use crate::slot::NEVER;
-use crate::{
-    CacheConfig, CacheStats, Cached, Clock, Error, Expiry, MemoryGovernor, Reclaimable, Result,
-};
+use crate::{CacheConfig, CacheStats, Cached, Clock, Error, Expiry, MemoryGovernor, Result};
 
 /// The budget and counters, shared with the eviction hook that lives inside the map.
 struct Accounting {
@@ -58,14 +62,36 @@ impl Clone for EvictionHook {
 }
 
 impl<K, V> Lifecycle<K, Cached<V>> for EvictionHook {
-    type RequestState = ();
+    type RequestState = Displaced<K, V>;
 
-    fn on_evict(&self, _: &mut (), _key: K, value: Cached<V>) {
+    fn on_evict(&self, _: &mut Displaced<K, V>, _key: K, value: Cached<V>) {
         self.0.release_evicted(value.take_charge());
+    }
+
+    /// A hot value (or one that won a contest before) displaced by an insertion that contests
+    /// it is held back until the contest is decided ([`crate::frequency`]); any other is
+    /// released now.
+    fn on_evict_hot(&self, state: &mut Displaced<K, V>, key: K, value: Cached<V>) {
+        if let Some(value) = state.hold(key, value, true) {
+            self.0.release_evicted(value.take_charge());
+        }
+    }
+
+    fn on_evict_cold(&self, state: &mut Displaced<K, V>, key: K, value: Cached<V>) {
+        if let Some(value) = state.hold(key, value, false) {
+            self.0.release_evicted(value.take_charge());
+        }
     }
 }
 
 type Map<K, V> = Cache<K, Cached<V>, SlotWeighter, DefaultHashBuilder, EvictionHook>;
+
+/// What became of a value offered to the map without a weight rejection.
+enum Stored {
+    Retained,
+    /// Refused by frequency: it would have displaced values asked for at least as often.
+    Declined,
+}
 
 struct Inner<K: Hash + Eq + Clone, V> {
     config: CacheConfig,
@@ -84,6 +110,8 @@ struct Inner<K: Hash + Eq + Clone, V> {
     retired: AtomicBool,
     fence: RwLock<()>,
     flights: Flights<K, V>,
+    /// Access history for admission under pressure.
+    frequency: FrequencyAdmission,
 }
 
 /// A memory-governed cache of `V` by `K`. Cheap to clone (one `Arc`); clones share everything.
@@ -134,6 +162,7 @@ where
             retired: AtomicBool::new(false),
             fence: RwLock::new(()),
             flights: Flights::new(),
+            frequency: FrequencyAdmission::default(),
         });
         let weak: Weak<Inner<K, V>> = Arc::downgrade(&inner);
         governor.register(weak);
@@ -141,7 +170,7 @@ where
     }
 
     /// The cached value of `key`, counting a hit or a miss; `None` on a miss.
-    #[inline]
+    #[inline(always)]
     pub fn get<Q>(&self, key: &Q) -> Option<Cached<V>>
     where
         Q: Hash + Equivalent<K> + ?Sized,
@@ -207,7 +236,7 @@ where
             }
         };
         // A previous flight may have stored the value between our miss and our lead.
-        if let Some(hit) = inner.lookup(&key) {
+        if let Some(hit) = inner.find(&key) {
             leader.complete(Ok(hit.clone()));
             return Ok(hit);
         }
@@ -289,6 +318,13 @@ where
         self.inner.stats()
     }
 
+    /// Bytes of the access history kept for admission under pressure (0 until the cache first
+    /// had to choose between a newcomer and hot values; then a fixed table, at most 64 bytes
+    /// per resident at that moment).
+    pub fn history_bytes(&self) -> usize {
+        self.inner.frequency.bytes()
+    }
+
     /// The settings this cache was built with.
     pub fn config(&self) -> &CacheConfig {
         &self.inner.config
@@ -321,9 +357,24 @@ where
     K: Hash + Eq + Clone + EstimateSize + Send + Sync + 'static,
     V: EstimateSize + Send + Sync + 'static,
 {
-    /// The fresh value of `key`, if any; drops it if it expired. Counts nothing but evictions.
-    #[inline]
+    /// The fresh value of `key`, if any, recording the access in the frequency history; drops
+    /// the value if it expired. Counts nothing but evictions. Always inlined: as a call of its
+    /// own it would cost the hit path a fifth more instructions (callgrind).
+    #[inline(always)]
     fn lookup<Q>(&self, key: &Q) -> Option<Cached<V>>
+    where
+        Q: Hash + Equivalent<K> + ?Sized,
+    {
+        let found = self.find(key);
+        if found.is_some() {
+            self.frequency.record(key);
+        }
+        found
+    }
+
+    /// [`Inner::lookup`] without recording an access (a second look by the same caller).
+    #[inline(always)]
+    fn find<Q>(&self, key: &Q) -> Option<Cached<V>>
     where
         Q: Hash + Equivalent<K> + ?Sized,
     {
@@ -401,159 +452,6 @@ where
         Ok(Cached::new(value, NEVER))
     }
 
-    /// Admission (§3) of a value loaded under `generation`; `fenced` says whether its own key
-    /// was invalidated since the load started.
-    fn admit(
-        &self,
-        key: K,
-        value: V,
-        generation: u64,
-        fenced: impl Fn() -> bool,
-    ) -> (Cached<V>, Admission) {
-        let value = Cached::new(value, self.deadline_from(self.clock.now_nanos()));
-        if !self.enabled {
-            return (value, Admission::Disabled);
-        }
-        let budget = &self.accounting.budget;
-        let charge = match charge_for(&key, &*value, budget, self.config.visit_budget) {
-            Ok(charge) => charge,
-            Err(rejection) => return self.rejected(value, rejection),
-        };
-        let _fence = self.fence.read();
-        if self.generation.load(SeqCst) != generation || self.retired.load(SeqCst) || fenced() {
-            return (value, Admission::Fenced);
-        }
-        match self.store(key, &value, charge) {
-            Ok(()) => (value, Admission::Retained { charge }),
-            Err(rejection) => self.rejected(value, rejection),
-        }
-    }
-
-    fn rejected(&self, value: Cached<V>, rejection: Rejection) -> (Cached<V>, Admission) {
-        let now = self.clock.now_nanos() / 1_000_000;
-        record_rejection(
-            &self.accounting.counters,
-            &self.config.entry_name,
-            &self.accounting.budget,
-            &rejection,
-            now,
-        );
-        (value, Admission::Rejected(rejection.reason))
-    }
-
-    /// Puts `value` in the map charged `charge` bytes. An existing value of `key` is replaced
-    /// in place under a replacement reservation (`max(old, new)` until committed) when the
-    /// ledger has room for it; otherwise it is let go and `value` stored as a new one.
-    fn store(&self, key: K, value: &Cached<V>, charge: u64) -> std::result::Result<(), Rejection> {
-        let budget = &self.accounting.budget;
-        let scale = *self.scale.lock();
-        let weight = scale.weight(charge);
-        let heaviest = scale.max_weight(self.map.num_shards());
-        if weight > heaviest {
-            // quick_cache would drop it silently: a value that no shard of the map can hold.
-            return Err(self.too_large(charge, heaviest));
-        }
-        value.set_weight(weight);
-        // A new key goes straight to `insert`: `entry` on a missing key would turn its ghost
-        // (quick_cache's memory of a recent eviction, which readmits it as hot) into a
-        // placeholder and lose it.
-        if self.map.peek(&key).is_none() {
-            return self.store_new(key, value, charge);
-        }
-        let entry = self.map.entry(&key, None, |_, existing| {
-            match budget.try_reserve_replacement(existing.charge(), charge) {
-                Ok(replacement) => {
-                    value.set_charge(charge);
-                    let old = std::mem::replace(existing, value.clone());
-                    old.take_charge();
-                    replacement.commit();
-                    EntryAction::Retain(())
-                }
-                Err(_) => EntryAction::Remove,
-            }
-        });
-        match entry {
-            EntryResult::Retained(()) => {
-                self.stored(value);
-                return Ok(());
-            }
-            // The placeholder goes: `insert` below is what evicts to make room.
-            EntryResult::Vacant(placeholder) => drop(placeholder),
-            EntryResult::Removed(_, old) | EntryResult::Replaced(_, old) => {
-                // No room for both at once: the old value goes first, then `value` competes
-                // for room as a new one.
-                budget.release(old.take_charge());
-            }
-            EntryResult::Timeout => return Ok(()),
-        }
-        self.store_new(key, value, charge)
-    }
-
-    /// Inserts `value` first, so that quick_cache's policy evicts colder values of this cache
-    /// to make room for it (the eviction hook returns their bytes), then reserves its charge.
-    /// Until the reservation it is resident uncharged (charge 0), which keeps the ledger equal
-    /// to the sum of the residents' charges; if a shared level (group, catalog, node) still
-    /// has no room, because other caches hold it, the value leaves again and the refusal files
-    /// a reclamation request.
-    fn store_new(
-        &self,
-        key: K,
-        value: &Cached<V>,
-        charge: u64,
-    ) -> std::result::Result<(), Rejection> {
-        let budget = &self.accounting.budget;
-        // quick_cache evicts before it links a new key (a value stored through a placeholder
-        // would be linked first, and could be its own victim).
-        self.map.insert(key.clone(), value.clone());
-        match budget.try_reserve(charge) {
-            Ok(()) => {
-                value.set_charge(charge);
-                if !self.holds(&key, value) {
-                    // Evicted or replaced before its charge was set: whoever removed it took
-                    // nothing, so the charge is released here (the swap makes it exactly once).
-                    budget.release(value.take_charge());
-                    return Ok(());
-                }
-                self.stored(value);
-                Ok(())
-            }
-            Err(rejection) => {
-                self.map.remove_if(&key, |v| v.ptr_eq(value));
-                Err(rejection)
-            }
-        }
-    }
-
-    /// Whether `value` itself (not a later value of the same key) is resident under `key`.
-    fn holds(&self, key: &K, value: &Cached<V>) -> bool {
-        self.map.peek(key).is_some_and(|v| v.ptr_eq(value))
-    }
-
-    /// Book-keeping after `value` became resident with its charge.
-    fn stored(&self, value: &Cached<V>) {
-        let deadline = value.deadline();
-        if deadline != NEVER {
-            self.earliest_deadline.fetch_min(deadline, SeqCst);
-        }
-        // A limit lowered between the reservation and now asked for reclamation while
-        // these bytes were not evictable yet; ask again now that they are.
-        self.accounting.budget.reclaim_if_over_limit();
-    }
-
-    fn too_large(&self, charge: u64, heaviest: u64) -> Rejection {
-        let budget = &self.accounting.budget;
-        let (level, limit) = budget
-            .effective_limit_with_level()
-            .unwrap_or((Level::Entry, heaviest));
-        Rejection {
-            reason: metacache_ledger::RejectReason::EntryTooLarge,
-            level,
-            used: budget.ancestor(level).map_or(0, Budget::used),
-            limit,
-            requested: charge,
-        }
-    }
-
     fn new_generation(&self) {
         let _fence = self.fence.write();
         self.generation.fetch_add(1, SeqCst);
@@ -614,96 +512,6 @@ where
             weight_reject_count: CacheCounters::read(&c.weight_rejects),
             last_weight_reject_reason: c.last_reject_reason.lock().clone(),
         }
-    }
-}
-
-impl<K, V> Reclaimable for Inner<K, V>
-where
-    K: Hash + Eq + Clone + EstimateSize + Send + Sync + 'static,
-    V: EstimateSize + Send + Sync + 'static,
-{
-    fn budget(&self) -> &Arc<Budget> {
-        &self.accounting.budget
-    }
-
-    fn purge_expired(&self) -> u64 {
-        let now = self.clock.now_nanos();
-        if self.ttl_nanos == NEVER || now < self.earliest_deadline.load(SeqCst) {
-            return 0;
-        }
-        // Survivors (and values stored meanwhile) lower the bound again.
-        self.earliest_deadline.store(NEVER, SeqCst);
-        let freed = AtomicU64::new(0);
-        self.map.retain(|_, value| {
-            let deadline = value.deadline();
-            if deadline > now {
-                self.earliest_deadline.fetch_min(deadline, SeqCst);
-                return true;
-            }
-            let charge = value.take_charge();
-            self.accounting.budget.release(charge);
-            CacheCounters::add(&self.accounting.counters.evictions, 1);
-            freed.fetch_add(charge, SeqCst);
-            false
-        });
-        freed.into_inner()
-    }
-
-    fn evict_coldest(&self, bytes: u64) -> u64 {
-        let capacity = self.map.capacity();
-        let by_bytes = self.scale.lock().by_bytes();
-        let mut freed = 0;
-        let mut at_least = 1u64;
-        // Each round lowers quick_cache's capacity so that its own policy evicts the coldest
-        // values (the hook releases them), costing what it evicts; rounds that free nothing
-        // (uneven shards) ask for twice as much. Lowering the capacity trims the ghost history
-        // in proportion, so a round never asks for more than it needs.
-        for _ in 0..64 {
-            let len = self.map.len() as u64;
-            if freed >= bytes || len == 0 {
-                break;
-            }
-            let target = if by_bytes {
-                let weight = self.map.weight();
-                weight.saturating_sub((bytes - freed).max(at_least))
-            } else {
-                let average = (self.accounting.budget.used() / len).max(1);
-                len - (bytes - freed).div_ceil(average).max(at_least).min(len)
-            };
-            let before = self.accounting.evicted_bytes.load(SeqCst);
-            self.map.set_capacity(target);
-            let released = self.accounting.evicted_bytes.load(SeqCst) - before;
-            freed += released;
-            if released == 0 {
-                at_least = at_least.saturating_mul(2);
-            }
-        }
-        self.map.set_capacity(capacity);
-        freed
-    }
-
-    fn rescale(&self) {
-        let scale = Scale::new(
-            self.accounting.budget.effective_limit(),
-            self.config.capacity,
-        );
-        {
-            let mut current = self.scale.lock();
-            if *current == scale {
-                return;
-            }
-            *current = scale;
-        }
-        // Every resident is re-weighed under its shard's lock (quick_cache recomputes the
-        // shard's weight after the callback), then the capacity follows, evicting if needed.
-        let keys: Vec<K> = self.map.iter().map(|(key, _)| key).collect();
-        for key in keys {
-            self.map.entry(&key, None, |_, value| {
-                value.set_weight(scale.weight(value.charge()));
-                EntryAction::Retain(())
-            });
-        }
-        self.map.set_capacity(scale.capacity);
     }
 }
 

@@ -1,0 +1,227 @@
+//! Frequency-aware admission in front of quick_cache's policy (TinyLFU's idea, on CLOCK-PRO).
+//!
+//! quick_cache admits every new key into its cold ring, a small window where a value that is
+//! not asked for again soon is the first to go, and readmits a key it remembers (a ghost) as
+//! hot. What it lacks is a long memory: a loop slightly larger than the cache, or a stream of
+//! keys each seen twice, keeps pushing hot values out for keys that are no more popular. So
+//! when a new value displaces **hot** values, the displaced values are held back
+//! ([`Displaced`]) and the candidate's frequency is compared with theirs in a count-min sketch
+//! of every access ([`FrequencySketch`]): the candidate stays only if it was asked for more
+//! often than all of them together — a large value must be worth the several small ones it
+//! displaces (or, when it is frequent, by a 1-in-128 chance, so that no pattern of requests can
+//! lock a set of values in); otherwise it leaves and they return. A value that won a contest is
+//! marked, and contested again when it is next displaced, even from the cold ring: it was put
+//! back wherever quick_cache had room, and must not then go without a contest.
+//!
+//! The candidate's own frequency is taken *before* the request that brought it (its access is
+//! recorded after the contest): a victim's history also ends before this request, and with
+//! equal histories the resident stays. This is what keeps a fixed part of a loop resident
+//! instead of cycling all of it out.
+//! Values displaced from the cold ring are let go as before: the window admits newcomers
+//! freely, the contest is for the hot ring.
+//!
+//! The sketch exists only once the cache has had to displace a hot value (a cache that fits
+//! its budget never pays for it), sized by the residents at that moment: four 8-byte words per
+//! resident, rounded up to a power of two — at most 64 bytes per resident, within the 512
+//! bytes of fixed overhead the ledger charges every value (§3), so it needs no charge of its
+//! own. It does not grow afterwards (a limit raised later leaves it smaller than ideal, which
+//! costs accuracy, not memory).
+
+use std::hash::{BuildHasher, Hash};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use quick_cache::DefaultHashBuilder;
+
+use crate::Cached;
+use crate::sketch::FrequencySketch;
+
+/// Below this estimate a candidate that is not more frequent than its victims is never
+/// admitted by chance: chance only breaks ties among frequent keys.
+const CHANCE_FLOOR: u8 = 6;
+
+/// The hot values one insertion displaced, held back until the contest is decided. The
+/// default (what quick_cache's own calls use) holds nothing back: the eviction hook releases
+/// every value at once.
+pub(crate) struct Displaced<K, V> {
+    collect: bool,
+    pub(crate) hot: Vec<(K, Cached<V>)>,
+}
+
+impl<K, V> Default for Displaced<K, V> {
+    fn default() -> Self {
+        Self {
+            collect: false,
+            hot: Vec::new(),
+        }
+    }
+}
+
+impl<K, V> Displaced<K, V> {
+    /// A request state that holds displaced hot values back.
+    pub(crate) fn collecting() -> Self {
+        Self {
+            collect: true,
+            hot: Vec::new(),
+        }
+    }
+
+    /// Takes a displaced value that is contested (a hot one, or one that won a contest
+    /// before), or gives it back to be released now.
+    pub(crate) fn hold(&mut self, key: K, value: Cached<V>, hot: bool) -> Option<Cached<V>> {
+        if self.collect && (hot || value.defended()) {
+            self.hot.push((key, value));
+            None
+        } else {
+            Some(value)
+        }
+    }
+}
+
+/// One cache's access history and admission rule.
+pub(crate) struct FrequencyAdmission {
+    hasher: DefaultHashBuilder,
+    sketch: OnceLock<FrequencySketch>,
+    /// State of the generator behind the 1-in-128 chance.
+    chance: AtomicU64,
+}
+
+impl Default for FrequencyAdmission {
+    fn default() -> Self {
+        Self {
+            hasher: DefaultHashBuilder::default(),
+            sketch: OnceLock::new(),
+            chance: AtomicU64::new(0x9E37_79B9_7F4A_7C15),
+        }
+    }
+}
+
+impl FrequencyAdmission {
+    /// Records an access of `key`; one load and branch until the first contest.
+    #[inline]
+    pub(crate) fn record<Q: Hash + ?Sized>(&self, key: &Q) {
+        if let Some(sketch) = self.sketch.get() {
+            self.record_in(sketch, key);
+        }
+    }
+
+    /// Kept out of line so that the hit path of a cache without pressure stays small enough
+    /// to be inlined into its callers.
+    #[inline(never)]
+    fn record_in<Q: Hash + ?Sized>(&self, sketch: &FrequencySketch, key: &Q) {
+        sketch.record(self.hasher.hash_one(key));
+    }
+
+    /// Whether `candidate`, whose insertion displaced the values of `victims`, stays.
+    /// `residents` sizes the sketch at the first contest (which admits: there is no history
+    /// yet): four words per resident, as one per resident lost up to 5 % of the hits of a
+    /// 1 % budget in `bench_hits` (the keys a small cache must tell apart are mostly not
+    /// resident). `accesses` is the cache's running count of hits and misses, for aging.
+    pub(crate) fn admits<'a, K: Hash + 'a>(
+        &self,
+        candidate: &K,
+        victims: impl Iterator<Item = &'a K>,
+        residents: usize,
+        accesses: u64,
+    ) -> bool {
+        let Some(sketch) = self.sketch.get() else {
+            let _ = self
+                .sketch
+                .set(FrequencySketch::for_keys(residents.saturating_mul(4)));
+            return true;
+        };
+        sketch.age_if_due(accesses);
+        let frequency = sketch.frequency(self.hasher.hash_one(candidate));
+        let strongest: u32 = victims
+            .map(|victim| u32::from(sketch.frequency(self.hasher.hash_one(victim))))
+            .sum();
+        u32::from(frequency) > strongest || (frequency >= CHANCE_FLOOR && self.one_in_128())
+    }
+
+    /// Bytes of the sketch, once it exists.
+    pub(crate) fn bytes(&self) -> usize {
+        self.sketch.get().map_or(0, FrequencySketch::bytes)
+    }
+
+    fn one_in_128(&self) -> bool {
+        // SplitMix64 over a shared state: contests are on the miss path, and a lost update
+        // only repeats a draw.
+        let state = self
+            .chance
+            .fetch_add(0x9E37_79B9_7F4A_7C15, Relaxed)
+            .wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut x = state;
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (x ^ (x >> 31)) & 127 == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_contest_admits_and_starts_the_history() {
+        let admission = FrequencyAdmission::default();
+        admission.record(&1u64);
+        assert_eq!(admission.bytes(), 0, "no sketch before pressure");
+        assert!(admission.admits(&1u64, [2u64].iter(), 1000, 0));
+        assert_eq!(admission.bytes(), 4096 * 8, "four words per resident");
+    }
+
+    #[test]
+    fn a_candidate_must_be_asked_for_more_often_than_its_victims_together() {
+        let admission = FrequencyAdmission::default();
+        assert!(admission.admits(&0u64, std::iter::empty(), 1000, 0));
+        for _ in 0..3 {
+            admission.record(&1u64);
+            admission.record(&2u64);
+        }
+        admission.record(&3u64);
+        assert!(
+            !admission.admits(&1u64, [2u64].iter(), 1000, 0),
+            "a tie keeps the victim"
+        );
+        admission.record(&1u64);
+        assert!(admission.admits(&1u64, [2u64].iter(), 1000, 0));
+        assert!(!admission.admits(&1u64, [3u64, 2, 1].iter(), 1000, 0));
+        assert!(!admission.admits(&3u64, [2u64].iter(), 1000, 0));
+        // 4 against 1 + 3: the victims together are worth as much.
+        assert!(!admission.admits(&1u64, [3u64, 2].iter(), 1000, 0));
+        assert!(admission.admits(&1u64, [3u64].iter(), 1000, 0));
+    }
+
+    #[test]
+    fn frequent_ties_are_broken_by_chance_rarely() {
+        let admission = FrequencyAdmission::default();
+        assert!(admission.admits(&0u64, std::iter::empty(), 1000, 0));
+        for _ in 0..10 {
+            admission.record(&1u64);
+            admission.record(&2u64);
+        }
+        let admitted = (0..12_800)
+            .filter(|_| admission.admits(&1u64, [2u64].iter(), 1000, 0))
+            .count();
+        assert!((50..=150).contains(&admitted), "{admitted} of 12,800");
+    }
+
+    #[test]
+    fn only_collecting_requests_hold_values_back() {
+        let mut default: Displaced<u64, u8> = Displaced::default();
+        assert!(default.hold(1, Cached::new(1, u64::MAX), true).is_some());
+        let mut collecting: Displaced<u64, u8> = Displaced::collecting();
+        assert!(collecting.hold(1, Cached::new(1, u64::MAX), true).is_none());
+        let cold = Cached::new(2, u64::MAX);
+        assert!(
+            collecting.hold(2, cold.clone(), false).is_some(),
+            "cold: let go"
+        );
+        cold.set_defended();
+        assert!(
+            collecting.hold(2, cold, false).is_none(),
+            "defended: contested"
+        );
+        assert_eq!(collecting.hot.len(), 2);
+    }
+}

@@ -1,0 +1,226 @@
+//! The store path of a managed cache: admission of a loaded value through the ledger (§3),
+//! insertion that lets quick_cache evict colder values of the cache for it, and the frequency
+//! contest when it displaced hot ones (`crate::frequency`).
+//!
+//! Invariant: a value is resident uncharged (charge 0) only between its insertion and its
+//! reservation, and displaced values are held out of the map still charged only while a
+//! contest is decided; both under the fence's read side.
+
+use std::hash::Hash;
+use std::sync::atomic::Ordering::SeqCst;
+
+use metacache_estimate::EstimateSize;
+use metacache_ledger::{Budget, Level, Rejection};
+use quick_cache::sync::{EntryAction, EntryResult};
+
+use super::{Inner, Stored};
+use crate::Cached;
+use crate::admission::{Admission, charge_for, record_rejection};
+use crate::counters::CacheCounters;
+use crate::frequency::Displaced;
+use crate::slot::NEVER;
+
+impl<K, V> Inner<K, V>
+where
+    K: Hash + Eq + Clone + EstimateSize + Send + Sync + 'static,
+    V: EstimateSize + Send + Sync + 'static,
+{
+    /// Admission (§3) of a value loaded under `generation`; `fenced` says whether its own key
+    /// was invalidated since the load started.
+    pub(super) fn admit(
+        &self,
+        key: K,
+        value: V,
+        generation: u64,
+        fenced: impl Fn() -> bool,
+    ) -> (Cached<V>, Admission) {
+        let value = Cached::new(value, self.deadline_from(self.clock.now_nanos()));
+        if !self.enabled {
+            return (value, Admission::Disabled);
+        }
+        let budget = &self.accounting.budget;
+        let charge = match charge_for(&key, &*value, budget, self.config.visit_budget) {
+            Ok(charge) => charge,
+            Err(rejection) => return self.rejected(value, rejection),
+        };
+        let _fence = self.fence.read();
+        if self.generation.load(SeqCst) != generation || self.retired.load(SeqCst) || fenced() {
+            return (value, Admission::Fenced);
+        }
+        match self.store(key, &value, charge) {
+            Ok(Stored::Retained) => (value, Admission::Retained { charge }),
+            Ok(Stored::Declined) => (value, Admission::Declined),
+            Err(rejection) => self.rejected(value, rejection),
+        }
+    }
+
+    fn rejected(&self, value: Cached<V>, rejection: Rejection) -> (Cached<V>, Admission) {
+        let now = self.clock.now_nanos() / 1_000_000;
+        record_rejection(
+            &self.accounting.counters,
+            &self.config.entry_name,
+            &self.accounting.budget,
+            &rejection,
+            now,
+        );
+        (value, Admission::Rejected(rejection.reason))
+    }
+
+    /// Puts `value` in the map charged `charge` bytes. An existing value of `key` is replaced
+    /// in place under a replacement reservation (`max(old, new)` until committed) when the
+    /// ledger has room for it; otherwise it is let go and `value` stored as a new one.
+    fn store(
+        &self,
+        key: K,
+        value: &Cached<V>,
+        charge: u64,
+    ) -> std::result::Result<Stored, Rejection> {
+        let budget = &self.accounting.budget;
+        let scale = *self.scale.lock();
+        let weight = scale.weight(charge);
+        let heaviest = scale.max_weight(self.map.num_shards());
+        if weight > heaviest {
+            // quick_cache would drop it silently: a value that no shard of the map can hold.
+            return Err(self.too_large(charge, heaviest));
+        }
+        value.set_weight(weight);
+        // A new key goes straight to `insert`: `entry` on a missing key would turn its ghost
+        // (quick_cache's memory of a recent eviction, which readmits it as hot) into a
+        // placeholder and lose it.
+        if self.map.peek(&key).is_none() {
+            return self.store_new(key, value, charge);
+        }
+        let entry = self.map.entry(&key, None, |_, existing| {
+            match budget.try_reserve_replacement(existing.charge(), charge) {
+                Ok(replacement) => {
+                    value.set_charge(charge);
+                    let old = std::mem::replace(existing, value.clone());
+                    old.take_charge();
+                    replacement.commit();
+                    EntryAction::Retain(())
+                }
+                Err(_) => EntryAction::Remove,
+            }
+        });
+        match entry {
+            EntryResult::Retained(()) => {
+                self.stored(value);
+                return Ok(Stored::Retained);
+            }
+            // The placeholder goes: `insert` below is what evicts to make room.
+            EntryResult::Vacant(placeholder) => drop(placeholder),
+            EntryResult::Removed(_, old) | EntryResult::Replaced(_, old) => {
+                // No room for both at once: the old value goes first, then `value` competes
+                // for room as a new one.
+                budget.release(old.take_charge());
+            }
+            EntryResult::Timeout => return Ok(Stored::Retained),
+        }
+        self.store_new(key, value, charge)
+    }
+
+    /// Inserts `value` first, so that quick_cache's policy evicts colder values of this cache
+    /// to make room for it (the eviction hook returns their bytes), then reserves its charge.
+    /// If it displaced hot values that were asked for at least as often, it leaves and they
+    /// return ([`crate::frequency`]). Until the reservation it is resident uncharged (charge
+    /// 0), which keeps the ledger equal to the sum of the residents' charges; if a shared level
+    /// (group, catalog, node) still has no room, because other caches hold it, the value leaves
+    /// again and the refusal files a reclamation request.
+    fn store_new(
+        &self,
+        key: K,
+        value: &Cached<V>,
+        charge: u64,
+    ) -> std::result::Result<Stored, Rejection> {
+        let budget = &self.accounting.budget;
+        // quick_cache evicts before it links a new key (a value stored through a placeholder
+        // would be linked first, and could be its own victim).
+        let mut displaced = Displaced::collecting();
+        self.map
+            .insert_with_lifecycle(key.clone(), value.clone(), &mut displaced);
+        let admitted = displaced.hot.is_empty() || self.contest(&key, value, displaced.hot);
+        self.frequency.record(&key);
+        if !admitted {
+            return Ok(Stored::Declined);
+        }
+        match budget.try_reserve(charge) {
+            Ok(()) => {
+                value.set_charge(charge);
+                if !self.holds(&key, value) {
+                    // Evicted or replaced before its charge was set: whoever removed it took
+                    // nothing, so the charge is released here (the swap makes it exactly once).
+                    budget.release(value.take_charge());
+                    return Ok(Stored::Retained);
+                }
+                self.stored(value);
+                Ok(Stored::Retained)
+            }
+            Err(rejection) => {
+                self.map.remove_if(&key, |v| v.ptr_eq(value));
+                Err(rejection)
+            }
+        }
+    }
+
+    /// Decides whether `value`, just inserted under `key`, stays although it displaced the hot
+    /// values `displaced` (still charged, out of the map). The winner's side stays: either the
+    /// displaced values are released as evictions, or `value` leaves (counted as an eviction,
+    /// as a candidate refused by TinyLFU is) and they are put back.
+    fn contest(&self, key: &K, value: &Cached<V>, displaced: Vec<(K, Cached<V>)>) -> bool {
+        let counters = &self.accounting.counters;
+        let accesses = counters.hits.get() + CacheCounters::read(&counters.misses);
+        let victims = displaced.iter().map(|(victim, _)| victim);
+        let admitted = self
+            .frequency
+            .admits(key, victims, self.map.len(), accesses);
+        // A value removed meanwhile (invalidated, replaced) has nothing left to contest.
+        if admitted || self.map.remove_if(key, |v| v.ptr_eq(value)).is_none() {
+            for (_, victim) in displaced {
+                self.accounting.release_evicted(victim.take_charge());
+            }
+            return true;
+        }
+        CacheCounters::add(&counters.evictions, 1);
+        for (victim_key, victim) in displaced {
+            // They fit: each left to make room for `value`, which is gone. A key stored again
+            // meanwhile keeps its newer value.
+            if &victim_key != key && self.map.peek(&victim_key).is_none() {
+                victim.set_defended();
+                self.map.insert(victim_key, victim);
+            } else {
+                self.accounting.release_evicted(victim.take_charge());
+            }
+        }
+        false
+    }
+
+    /// Whether `value` itself (not a later value of the same key) is resident under `key`.
+    fn holds(&self, key: &K, value: &Cached<V>) -> bool {
+        self.map.peek(key).is_some_and(|v| v.ptr_eq(value))
+    }
+
+    /// Book-keeping after `value` became resident with its charge.
+    fn stored(&self, value: &Cached<V>) {
+        let deadline = value.deadline();
+        if deadline != NEVER {
+            self.earliest_deadline.fetch_min(deadline, SeqCst);
+        }
+        // A limit lowered between the reservation and now asked for reclamation while
+        // these bytes were not evictable yet; ask again now that they are.
+        self.accounting.budget.reclaim_if_over_limit();
+    }
+
+    fn too_large(&self, charge: u64, heaviest: u64) -> Rejection {
+        let budget = &self.accounting.budget;
+        let (level, limit) = budget
+            .effective_limit_with_level()
+            .unwrap_or((Level::Entry, heaviest));
+        Rejection {
+            reason: metacache_ledger::RejectReason::EntryTooLarge,
+            level,
+            used: budget.ancestor(level).map_or(0, Budget::used),
+            limit,
+            requested: charge,
+        }
+    }
+}
