@@ -26,6 +26,9 @@ pub enum Admission {
     /// Not retained because the cache is full and making room would have displaced values
     /// asked for at least as often (frequency admission). Counted as an eviction.
     Declined,
+    /// Not retained because a concurrent operation (a newer value of the same key, or another
+    /// insertion's eviction) took its place in the moment between storing and charging it.
+    Superseded,
 }
 
 /// Minimum time between two rejection warnings of one cache.

@@ -87,21 +87,25 @@ impl<K: Hash + Eq + Clone, V> Flights<K, V> {
             .map_or(0, |s| s.sender.receiver_count())
     }
 
-    /// Fences the load of `key` in flight, if any.
+    /// Fences the load of `key` in flight, if any, and takes it out of the map: its value still
+    /// answers the callers that joined it before, but a caller arriving after the invalidation
+    /// starts a load of its own instead of joining one that began before it.
     pub(crate) fn fence(&self, key: &K) {
-        if let Some(flight) = self.shard(key).lock().get(key) {
+        if let Some(flight) = self.shard(key).lock().remove(key) {
             flight.fenced.store(true, SeqCst);
         }
     }
 
-    /// Fences every load in flight whose key matches.
+    /// [`Flights::fence`] for every load in flight whose key matches.
     pub(crate) fn fence_if(&self, predicate: impl Fn(&K) -> bool) {
         for shard in &self.shards {
-            for (key, flight) in shard.lock().iter() {
-                if predicate(key) {
+            shard.lock().retain(|key, flight| {
+                let fenced = predicate(key);
+                if fenced {
                     flight.fenced.store(true, SeqCst);
                 }
-            }
+                !fenced
+            });
         }
     }
 }

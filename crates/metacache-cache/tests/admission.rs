@@ -115,6 +115,27 @@ async fn a_new_value_displaces_colder_values_of_its_own_cache() {
 }
 
 #[tokio::test]
+async fn a_refused_replacement_drops_the_old_value() {
+    let node = node(Some(10_000));
+    let catalog = catalog(&node, "c", None);
+    let blobs = cache::<Blob>(&node, &catalog, config("hive-file", Some(60), 100));
+    assert!(matches!(
+        blobs.insert("k".into(), Blob(1_000)),
+        Admission::Retained { .. }
+    ));
+    assert_eq!(
+        blobs.insert("k".into(), Blob(20_000)),
+        Admission::Rejected(RejectReason::EntryTooLarge)
+    );
+    assert!(
+        blobs.get("k").is_none(),
+        "the old value must not keep answering after a newer one was offered"
+    );
+    assert_eq!(blobs.budget().used(), 0);
+    assert_eq!(blobs.stats().eviction_count, 1);
+}
+
+#[tokio::test]
 async fn without_any_limit_nothing_is_rejected_by_weight() {
     let node = node(None);
     let catalog = catalog(&node, "c", None);

@@ -65,17 +65,28 @@ async fn fenced_by(invalidate: impl FnOnce(&metacache_cache::ManagedCache<String
     let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
     let (loading, release) = held_load(&cache).await;
     invalidate(&cache);
+    // A caller arriving after the invalidation must not join the load that began before it
+    // (it would get pre-invalidation data): it loads on its own, while the old load is held.
+    let after = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        load_blob(&cache, "t", 2),
+    )
+    .await
+    .expect("a caller after the invalidation waited for the load from before it");
+    assert_eq!(*after, Blob(2));
     release.notify_one();
     let value = loading.await.expect("task").expect("load");
     assert_eq!(*value, Blob(1), "the caller still gets the value it loaded");
-    assert!(
-        cache.get("t").is_none(),
+    assert_eq!(
+        cache.get("t").map(|v| v.0),
+        Some(2),
         "a load from before the invalidation never populates the cache"
     );
-    assert_eq!(cache.budget().used(), 0);
+    assert_eq!(cache.budget().used(), charged("t", 2));
+    cache.invalidate(&"t".to_owned());
     assert_eq!(
-        *load_blob(&cache, "t", 2).await,
-        Blob(2),
+        *load_blob(&cache, "t", 3).await,
+        Blob(3),
         "the next load is cached again"
     );
     assert!(cache.get("t").is_some());

@@ -352,8 +352,9 @@ impl Budget {
 }
 
 impl Drop for Budget {
-    /// A budget that goes away holds nothing: whatever its owner failed to release is given back
-    /// to the ancestors, so a dropped cache can never leak quota.
+    /// A budget that goes away should hold nothing: bytes still reserved are a leak of its
+    /// owner. In a debug build (every test) that fails loudly; in a release build the bytes are
+    /// given back to the ancestors, so a leak never shrinks the quota of what is left.
     fn drop(&mut self) {
         let left = *self.used.get_mut();
         if left > 0
@@ -361,6 +362,12 @@ impl Drop for Budget {
         {
             parent.release(left);
         }
+        debug_assert!(
+            left == 0 || std::thread::panicking(),
+            "{} budget '{}' dropped holding {left} bytes: its owner leaked them",
+            self.level,
+            self.name
+        );
     }
 }
 

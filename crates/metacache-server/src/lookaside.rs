@@ -161,6 +161,7 @@ pub async fn put(
         Admission::Declined => {
             json!({"retained": false, "reason": "less_frequent_than_residents"})
         }
+        Admission::Superseded => json!({"retained": false, "reason": "superseded"}),
     };
     tracing::trace!(catalog, engine, entry, "look-aside put");
     Ok(Json(body).into_response())

@@ -470,3 +470,30 @@ fn a_full_look_aside_cache_keeps_what_is_asked_for_most() {
     let row = server.cache_row("fs", "fs-features", "estimated_weight");
     assert!(row[0].parse::<u64>().expect("a number") <= 180 * 1024);
 }
+
+#[test]
+fn a_refused_put_drops_the_value_it_would_have_replaced() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    define_feature_store(&server);
+    server.query("CREATE CATALOG fs PROPERTIES ('type'='feature_store', 'meta.cache.feature_store.features.max-weight'='4KB')");
+    let path = "/api/v1/catalogs/fs/caches/feature_store/fs-features/k";
+    let (status, body) = server.http("PUT", path, Some(&[1u8; 1000]), None);
+    assert_eq!(
+        (status, json(&body)["retained"].clone()),
+        (200, Value::Bool(true))
+    );
+    let (status, body) = server.http("PUT", path, Some(&[2u8; 5000]), None);
+    assert_eq!(
+        (status, json(&body)),
+        (
+            200,
+            json(r#"{"retained": false, "reason": "entry_too_large"}"#)
+        )
+    );
+    assert_eq!(
+        server.http("GET", path, None, None).0,
+        404,
+        "v1 must not answer after v2 was offered"
+    );
+}

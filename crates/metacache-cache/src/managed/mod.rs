@@ -91,6 +91,8 @@ enum Stored {
     Retained,
     /// Refused by frequency: it would have displaced values asked for at least as often.
     Declined,
+    /// Stored, but evicted or replaced by a concurrent operation before it was charged.
+    Superseded,
 }
 
 struct Inner<K: Hash + Eq + Clone, V> {
@@ -452,9 +454,12 @@ where
         Ok(Cached::new(value, NEVER))
     }
 
+    /// Fences every load in flight (their values are not stored, and later callers do not join
+    /// them) and every load that read the generation before now.
     fn new_generation(&self) {
         let _fence = self.fence.write();
         self.generation.fetch_add(1, SeqCst);
+        self.flights.fence_if(|_| true);
     }
 
     /// Removes and releases every value for which `predicate` holds, counting invalidations.

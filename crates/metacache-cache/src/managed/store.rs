@@ -41,7 +41,10 @@ where
         let budget = &self.accounting.budget;
         let charge = match charge_for(&key, &*value, budget, self.config.visit_budget) {
             Ok(charge) => charge,
-            Err(rejection) => return self.rejected(value, rejection),
+            Err(rejection) => {
+                self.drop_superseded(&key);
+                return self.rejected(value, rejection);
+            }
         };
         let _fence = self.fence.read();
         if self.generation.load(SeqCst) != generation || self.retired.load(SeqCst) || fenced() {
@@ -50,7 +53,16 @@ where
         match self.store(key, &value, charge) {
             Ok(Stored::Retained) => (value, Admission::Retained { charge }),
             Ok(Stored::Declined) => (value, Admission::Declined),
+            Ok(Stored::Superseded) => (value, Admission::Superseded),
             Err(rejection) => self.rejected(value, rejection),
+        }
+    }
+
+    /// Removes the value `key` holds, if any, because a newer value of it was offered and not
+    /// kept: the old one must not keep answering (Doris drops it too). Counted as an eviction.
+    fn drop_superseded(&self, key: &K) {
+        if let Some((_, old)) = self.map.remove(key) {
+            self.accounting.release_evicted(old.take_charge());
         }
     }
 
@@ -81,6 +93,7 @@ where
         let heaviest = scale.max_weight(self.map.num_shards());
         if weight > heaviest {
             // quick_cache would drop it silently: a value that no shard of the map can hold.
+            self.drop_superseded(&key);
             return Err(self.too_large(charge, heaviest));
         }
         value.set_weight(weight);
@@ -114,7 +127,8 @@ where
                 // for room as a new one.
                 budget.release(old.take_charge());
             }
-            EntryResult::Timeout => return Ok(Stored::Retained),
+            // Unreachable without a timeout; if it were reached, `value` was not stored.
+            EntryResult::Timeout => return Ok(Stored::Superseded),
         }
         self.store_new(key, value, charge)
     }
@@ -148,9 +162,10 @@ where
                 value.set_charge(charge);
                 if !self.holds(&key, value) {
                     // Evicted or replaced before its charge was set: whoever removed it took
-                    // nothing, so the charge is released here (the swap makes it exactly once).
+                    // nothing, so the charge is released here (the swap makes it exactly once),
+                    // and the caller learns that it is not cached.
                     budget.release(value.take_charge());
-                    return Ok(Stored::Retained);
+                    return Ok(Stored::Superseded);
                 }
                 self.stored(value);
                 Ok(Stored::Retained)
