@@ -24,6 +24,7 @@
 mod admission;
 mod clock;
 mod config;
+mod contain;
 mod counters;
 mod error;
 mod flight;
@@ -38,6 +39,7 @@ mod stats;
 pub use admission::{Admission, rejection_warning};
 pub use clock::{Clock, ManualClock};
 pub use config::{CacheConfig, Expiry};
+pub use contain::LoaderPanicked;
 pub use error::{Error, Result, SourceError};
 pub use governor::{GovernorOptions, MemoryGovernor, ReclaimStats, Reclaimable};
 pub use managed::ManagedCache;

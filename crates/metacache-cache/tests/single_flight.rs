@@ -10,11 +10,20 @@ use metacache_cache::ManagedCache;
 
 const CALLERS: usize = 1000;
 
+/// How the loader of a stampede ends.
+#[derive(Clone, Copy)]
+enum Outcome {
+    Value(u64),
+    Failure(&'static str),
+    Panic(&'static str),
+}
+
 /// Starts `CALLERS` concurrent `get_or_load`s of one key whose loader waits until every other
-/// caller is waiting on it, then returns `outcome`. Returns the results and the number of loads.
+/// caller is waiting on it, then ends with `outcome`. Returns the results and the number of
+/// loads.
 async fn stampede(
     cache: &ManagedCache<String, Blob>,
-    outcome: Result<u64, &'static str>,
+    outcome: Outcome,
 ) -> (Vec<Result<u64, String>>, u64) {
     let loads = Arc::new(AtomicU64::new(0));
     let tasks: Vec<_> = (0..CALLERS)
@@ -29,7 +38,11 @@ async fn stampede(
                         while waiting.waiters(&"hot".to_owned()) < CALLERS - 1 {
                             tokio::task::yield_now().await;
                         }
-                        outcome.map(Blob).map_err(std::io::Error::other)
+                        match outcome {
+                            Outcome::Value(v) => Ok(Blob(v)),
+                            Outcome::Failure(e) => Err(std::io::Error::other(e)),
+                            Outcome::Panic(message) => panic!("{message}"),
+                        }
                     })
                     .await
                     .map(|v| v.0)
@@ -49,7 +62,7 @@ async fn a_thousand_concurrent_misses_load_once() {
     let node = node(None);
     let catalog = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
-    let (results, loads) = stampede(&cache, Ok(42)).await;
+    let (results, loads) = stampede(&cache, Outcome::Value(42)).await;
     assert_eq!(loads, 1);
     assert!(results.iter().all(|r| r == &Ok(42)));
     let stats = cache.stats();
@@ -69,7 +82,7 @@ async fn a_failed_load_reaches_every_waiter_once_and_is_not_cached() {
     let node = node(None);
     let catalog = catalog(&node, "c", None);
     let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
-    let (results, loads) = stampede(&cache, Err("metastore unreachable")).await;
+    let (results, loads) = stampede(&cache, Outcome::Failure("metastore unreachable")).await;
     assert_eq!(
         loads, 1,
         "a failure is shared, not handed to the next waiter"
@@ -169,4 +182,34 @@ async fn a_value_that_may_not_be_cached_reaches_every_waiter_and_is_not_stored()
         .await
         .expect("load");
     assert!(cache.get("plain").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_panicking_loader_fails_every_waiter_once_and_is_counted() {
+    let node = node(Some(1 << 20));
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("hive-table", Some(60), 100));
+    let (results, loads) = stampede(&cache, Outcome::Panic("index out of bounds")).await;
+    assert_eq!(
+        loads, 1,
+        "the waiters do not run the panicking loader again"
+    );
+    let expected = "loading a value of cache entry 'hive-table' failed: \
+                    the loader panicked: index out of bounds";
+    assert!(
+        results.iter().all(|r| r == &Err(expected.to_owned())),
+        "{:?}",
+        results.first()
+    );
+    let stats = cache.stats();
+    assert_eq!((stats.load_failure_count, stats.load_success_count), (1, 0));
+    assert_eq!(
+        stats.last_error.as_deref(),
+        Some("the loader panicked: index out of bounds")
+    );
+    assert_eq!(
+        *load_blob(&cache, "hot", 7).await,
+        Blob(7),
+        "the cache goes on"
+    );
 }

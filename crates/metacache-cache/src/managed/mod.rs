@@ -29,6 +29,7 @@ use quick_cache::sync::Cache;
 use quick_cache::{DefaultHashBuilder, Equivalent, Lifecycle, OptionsBuilder};
 
 use crate::admission::Admission;
+use crate::contain::contained;
 use crate::counters::CacheCounters;
 use crate::flight::{self, Flights, Role};
 use crate::frequency::{Displaced, FrequencyAdmission};
@@ -421,7 +422,7 @@ where
     {
         let counters = &self.accounting.counters;
         let started = self.clock.precise_nanos();
-        let result = load().await;
+        let result = contained(load).await;
         let elapsed = self.clock.precise_nanos().saturating_sub(started);
         CacheCounters::add(&counters.load_nanos, elapsed);
         let now = self.clock.wall_millis().max(1);
@@ -434,7 +435,7 @@ where
             Err(error) => {
                 CacheCounters::add(&counters.load_failures, 1);
                 counters.last_failure_millis.store(now, SeqCst);
-                let source: Box<dyn std::error::Error + Send + Sync> = error.into();
+                let source = error;
                 *counters.last_error.lock() = Some(source.to_string());
                 Err(Error::Load {
                     entry: Arc::clone(&self.config.entry_name),
