@@ -43,6 +43,13 @@ pub struct NodeConfig {
     /// `sample_catalog`: on the first start of an empty `data_dir`, create catalog `sample`
     /// over the bundled sample warehouse.
     pub sample_catalog: bool,
+    /// `query_memory_limit`: memory all SQL queries of the node may hold together (operators
+    /// and results), in bytes.
+    pub query_memory_limit: u64,
+    /// `query_timeout_seconds`: longest a read-only statement may run.
+    pub query_timeout_seconds: u64,
+    /// `shutdown_grace_seconds`: how long open connections may go on once a stop is asked.
+    pub shutdown_grace_seconds: u64,
 }
 
 impl Default for NodeConfig {
@@ -58,6 +65,9 @@ impl Default for NodeConfig {
             http_token: String::new(),
             http_body_limit: 16 << 20,
             sample_catalog: true,
+            query_memory_limit: 256 << 20,
+            query_timeout_seconds: 60,
+            shutdown_grace_seconds: 5,
         }
     }
 }
@@ -205,6 +215,66 @@ pub const KEYS: &[ConfigKey] = &[
             c.http_body_limit = parse_size(v)
                 .filter(|&b| b > 0)
                 .ok_or_else(|| invalid("http_body_limit", v, "a positive size like 16MB"))?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "query_memory_limit",
+        value_type: "size",
+        mutable: false,
+        comment: "memory all SQL queries of the node may hold together, results included; a query that needs more fails",
+        secret: false,
+        get: |c| format_exact(c.query_memory_limit),
+        set: |c, v| {
+            c.query_memory_limit = parse_size(v)
+                .filter(|&b| b >= 1 << 20)
+                .ok_or_else(|| invalid("query_memory_limit", v, "a size of at least 1MB"))?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "query_timeout_seconds",
+        value_type: "integer",
+        mutable: true,
+        comment: "longest a read-only statement (SELECT, SHOW, DESCRIBE) may run, in seconds",
+        secret: false,
+        get: |c| c.query_timeout_seconds.to_string(),
+        set: |c, v| {
+            c.query_timeout_seconds = v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|s| (1..=86_400).contains(s))
+                .ok_or_else(|| {
+                    invalid(
+                        "query_timeout_seconds",
+                        v,
+                        "a whole number of seconds, 1 to 86400",
+                    )
+                })?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "shutdown_grace_seconds",
+        value_type: "integer",
+        mutable: false,
+        comment: "on SIGTERM/SIGINT, how long open connections and requests may finish before they are cancelled and the process exits",
+        secret: false,
+        get: |c| c.shutdown_grace_seconds.to_string(),
+        set: |c, v| {
+            c.shutdown_grace_seconds = v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|s| *s <= 3600)
+                .ok_or_else(|| {
+                    invalid(
+                        "shutdown_grace_seconds",
+                        v,
+                        "a whole number of seconds, 0 to 3600",
+                    )
+                })?;
             Ok(())
         },
     },

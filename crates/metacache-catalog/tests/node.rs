@@ -165,6 +165,9 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "auth_users",
             "http_token",
             "http_body_limit",
+            "query_memory_limit",
+            "query_timeout_seconds",
+            "shutdown_grace_seconds",
             "sample_catalog",
             "node_memory_budget_bytes",
             "external_meta_cache_max_weight_bytes"

@@ -53,7 +53,7 @@ impl ServerOptions {
             http_token: Some(config.http_token.clone()).filter(|t| !t.is_empty()),
             body_limit: usize::try_from(config.http_body_limit).unwrap_or(usize::MAX),
             max_connections: 1024,
-            grace: Duration::from_secs(5),
+            grace: Duration::from_secs(config.shutdown_grace_seconds),
         }
     }
 }

@@ -227,10 +227,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
             Err(error) => {
                 tracing::debug!(connection = self.id, "statement failed: {error}");
                 results
-                    .error(
-                        ErrorKind::from(error.mysql_code()),
-                        error.to_string().as_bytes(),
-                    )
+                    .error(error_kind(error.mysql_code()), error.to_string().as_bytes())
                     .await
             }
         }
@@ -256,12 +253,36 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
             Ok(_) => writer.ok().await,
             Err(error) => {
                 writer
-                    .error(
-                        ErrorKind::from(error.mysql_code()),
-                        error.to_string().as_bytes(),
-                    )
+                    .error(error_kind(error.mysql_code()), error.to_string().as_bytes())
                     .await
             }
         }
+    }
+}
+
+/// The MySQL error codes statements answer with (`metacache_sql::Error::mysql_code`).
+const ERROR_CODES: &[u16] = &[1007, 1049, 1054, 1064, 1105, 1146, 1193, 1235, 1238, 1317];
+
+/// `code` as opensrv's error kind; opensrv panics on a code it does not know (it knows MySQL
+/// 5.x's), so a code outside the checked list answers `ER_UNKNOWN_ERROR` instead of dropping
+/// the connection.
+fn error_kind(code: u16) -> ErrorKind {
+    if ERROR_CODES.contains(&code) {
+        ErrorKind::from(code)
+    } else {
+        ErrorKind::ER_UNKNOWN_ERROR
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_code_we_answer_is_known_to_opensrv() {
+        for &code in ERROR_CODES {
+            assert_eq!(error_kind(code) as u16, code);
+        }
+        assert_eq!(error_kind(3024) as u16, 1105, "unknown codes do not panic");
     }
 }

@@ -57,6 +57,14 @@ pub enum Error {
         /// DataFusion's message, without its internal prefixes.
         message: String,
     },
+    /// A read-only statement ran longer than `query_timeout_seconds`.
+    #[error(
+        "Query execution was interrupted, maximum statement execution time exceeded ({seconds} s, query_timeout_seconds)"
+    )]
+    QueryTimeout {
+        /// The limit.
+        seconds: u64,
+    },
     /// A blocking task of a statement did not finish (the server is shutting down).
     #[error("Internal error: {detail}")]
     Internal {
@@ -83,6 +91,7 @@ impl Error {
             Error::Source(metacache_sources::Error::Unsupported { .. }) => 1235,
             Error::Source(_) => 1105,
             Error::Query { .. } => 1105,
+            Error::QueryTimeout { .. } => 1317, // ER_QUERY_INTERRUPTED
             Error::Internal { .. } => 1105,
         }
     }

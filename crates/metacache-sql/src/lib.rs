@@ -25,6 +25,7 @@ mod session;
 pub mod statement;
 pub mod system;
 pub mod variables;
+mod yielding;
 
 pub use error::{Error, Result};
 pub use output::{Column, ColumnType, Output, Value};

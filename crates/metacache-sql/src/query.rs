@@ -2,10 +2,19 @@
 //! lets only queries through (no DDL, DML or `SET`), result conversion, and column headers as
 //! MySQL shows them.
 //!
+//! Bounded: every context of the node shares one memory pool (`query_memory_limit`) that both
+//! DataFusion's operators and the results reserve from — a result is converted batch by batch
+//! and its bytes are reserved as it grows, and stay reserved until the session's next statement
+//! (after the front end has sent it). The surface has no row generators: DataFusion's table
+//! functions (`range`, `generate_series`) are not registered, and neither are the string
+//! functions that build a value of any length from a small one (`repeat`, `lpad`, `rpad`),
+//! which could allocate gigabytes in a single row before any pool sees it.
+//!
 //! Headers: Arrow field names are lower case (DataFusion normalises unquoted identifiers), so
 //! headers are taken from the query text instead: a wildcard shows the canonical upper-case
 //! column names, a column shows as written, an alias as written, an expression as its text.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
@@ -18,26 +27,39 @@ use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::common::SchemaError;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SessionStateBuilder;
-use datafusion::execution::memory_pool::GreedyMemoryPool;
+use datafusion::execution::memory_pool::{
+    GreedyMemoryPool, MemoryConsumer, MemoryPool, MemoryReservation,
+};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::{Expr, SelectItem, SetExpr, Statement as AstStatement};
 use datafusion::sql::sqlparser::dialect::MySqlDialect;
 use datafusion::variable::VarType;
+use futures::StreamExt;
 
 use crate::output::{Column, ColumnType, Output, Value};
 use crate::system::{
     INFORMATION_SCHEMA, INTERNAL_CATALOG, InformationSchema, SystemContext, canonical_column,
 };
 use crate::variables::SystemVariables;
+use crate::yielding::YieldEverywhere;
 use crate::{Error, Result};
 
-/// Memory one query may use (sorts, aggregations) before it fails instead of the node.
-pub const QUERY_MEMORY_LIMIT: usize = 256 << 20;
+/// Scalar functions not offered: each builds a value of a length the query chooses, in one
+/// allocation no memory pool sees.
+const UNBOUNDED_FUNCTIONS: &[&str] = &["repeat", "lpad", "rpad"];
 
-/// A DataFusion context whose default schema is our `information_schema`.
-pub fn new_context(system: SystemContext) -> Result<SessionContext> {
+/// The node's query memory pool: `limit` bytes for all queries together.
+pub fn memory_pool(limit: u64) -> Arc<dyn MemoryPool> {
+    Arc::new(GreedyMemoryPool::new(
+        usize::try_from(limit).unwrap_or(usize::MAX),
+    ))
+}
+
+/// A DataFusion context whose default schema is our `information_schema`, reserving from
+/// `pool`.
+pub fn new_context(system: SystemContext, pool: Arc<dyn MemoryPool>) -> Result<SessionContext> {
     let mut config = SessionConfig::new()
         .with_default_catalog_and_schema(INTERNAL_CATALOG, INFORMATION_SCHEMA)
         .with_create_default_catalog_and_schema(false)
@@ -45,15 +67,20 @@ pub fn new_context(system: SystemContext) -> Result<SessionContext> {
         .with_target_partitions(1);
     config.options_mut().sql_parser.dialect = datafusion::config::Dialect::MySQL;
     let runtime = RuntimeEnvBuilder::new()
-        .with_memory_pool(Arc::new(GreedyMemoryPool::new(QUERY_MEMORY_LIMIT)))
+        .with_memory_pool(pool)
         .build_arc()
         .map_err(query_error)?;
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_runtime_env(runtime)
         .with_default_features()
+        .with_table_functions(HashMap::new())
+        .with_physical_optimizer_rule(Arc::new(YieldEverywhere))
         .build();
     let ctx = SessionContext::new_with_state(state);
+    for name in UNBOUNDED_FUNCTIONS {
+        ctx.deregister_udf(name);
+    }
     let catalog = MemoryCatalogProvider::new();
     catalog
         .register_schema(INFORMATION_SCHEMA, Arc::new(InformationSchema::new(system)))
@@ -90,8 +117,8 @@ pub fn query_error(error: DataFusionError) -> Error {
         DataFusionError::SchemaError(e, _) => e.to_string(),
         DataFusionError::SQL(e, _) => format!("Syntax error: {e}"),
         DataFusionError::ResourcesExhausted(m) => format!(
-            "The query needs more memory than a query may use ({} MiB): {m}",
-            QUERY_MEMORY_LIMIT >> 20
+            "The query needs more memory than the node's queries may hold together \
+             (query_memory_limit): {m}"
         ),
         other => other.to_string(),
     };
@@ -102,8 +129,9 @@ pub fn query_error(error: DataFusionError) -> Error {
     Error::Query { message }
 }
 
-/// Runs a read-only query.
-pub async fn run(ctx: &SessionContext, sql: &str) -> Result<Output> {
+/// Runs a read-only query. The reservation holds the result's bytes in the node's query pool;
+/// dropping it gives them back.
+pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(Output, MemoryReservation)> {
     let mut statements =
         DFParser::parse_sql_with_dialect(sql, &MySqlDialect {}).map_err(|e| Error::Parse {
             message: format!(
@@ -132,7 +160,23 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<Output> {
         })?;
     let frame = ctx.execute_logical_plan(plan).await.map_err(query_error)?;
     let schema = frame.schema().as_arrow().clone();
-    let batches = frame.collect().await.map_err(query_error)?;
+    let mut stream = frame.execute_stream().await.map_err(query_error)?;
+    let reservation = MemoryConsumer::new("query result").register(&ctx.runtime_env().memory_pool);
+    let mut rows = Vec::new();
+    while let Some(batch) = stream.next().await {
+        let batch = batch.map_err(query_error)?;
+        // The batch's own bytes first (it is alive while it is converted), then what the
+        // converted rows hold.
+        let arrow = batch.get_array_memory_size();
+        reservation.try_grow(arrow).map_err(query_error)?;
+        let converted = batch_rows(&batch)?;
+        drop(batch);
+        reservation.shrink(arrow);
+        reservation
+            .try_grow(converted.iter().map(|row| row_bytes(row)).sum())
+            .map_err(query_error)?;
+        rows.extend(converted);
+    }
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let columns = headers
         .resolve(&names)
@@ -140,10 +184,22 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<Output> {
         .zip(schema.fields())
         .map(|(name, field)| Column::new(name, column_type(field.data_type())))
         .collect();
-    Ok(Output::Rows {
-        columns,
-        rows: rows(&batches)?,
-    })
+    Ok((Output::Rows { columns, rows }, reservation))
+}
+
+/// Bytes a converted row holds.
+fn row_bytes(row: &[Value]) -> usize {
+    std::mem::size_of::<Vec<Value>>()
+        + row
+            .iter()
+            .map(|value| {
+                std::mem::size_of::<Value>()
+                    + match value {
+                        Value::Text(text) => text.capacity(),
+                        _ => 0,
+                    }
+            })
+            .sum::<usize>()
 }
 
 fn column_type(ty: &DataType) -> ColumnType {
@@ -155,24 +211,20 @@ fn column_type(ty: &DataType) -> ColumnType {
     }
 }
 
-fn rows(batches: &[RecordBatch]) -> Result<Vec<Vec<Value>>> {
-    let mut rows = Vec::new();
+fn batch_rows(batch: &RecordBatch) -> Result<Vec<Vec<Value>>> {
     let options = FormatOptions::default();
-    for batch in batches {
-        let mut columns: Vec<Vec<Value>> = Vec::with_capacity(batch.num_columns());
-        for array in batch.columns() {
-            columns.push(values(array.as_ref(), &options)?);
-        }
-        for r in 0..batch.num_rows() {
-            rows.push(
-                columns
-                    .iter_mut()
-                    .map(|c| std::mem::replace(&mut c[r], Value::Null))
-                    .collect(),
-            );
-        }
+    let mut columns: Vec<Vec<Value>> = Vec::with_capacity(batch.num_columns());
+    for array in batch.columns() {
+        columns.push(values(array.as_ref(), &options)?);
     }
-    Ok(rows)
+    Ok((0..batch.num_rows())
+        .map(|r| {
+            columns
+                .iter_mut()
+                .map(|c| std::mem::replace(&mut c[r], Value::Null))
+                .collect()
+        })
+        .collect())
 }
 
 fn values(array: &dyn Array, options: &FormatOptions) -> Result<Vec<Value>> {

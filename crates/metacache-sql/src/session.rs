@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use datafusion::execution::memory_pool::{MemoryPool, MemoryReservation};
 use datafusion::prelude::SessionContext;
 use metacache_catalog::node_config::like;
 use metacache_catalog::{CatalogManager, CreateCatalog, Properties};
@@ -22,12 +23,15 @@ use crate::{Error, Result, query};
 pub struct SqlEngine {
     system: SystemContext,
     sources: Arc<Sources>,
+    /// The node's query memory (`query_memory_limit`), shared by every session.
+    pool: Arc<dyn MemoryPool>,
 }
 
 impl SqlEngine {
     /// An engine over `manager`, reporting `fe_host` as this node's name.
     pub fn new(manager: Arc<CatalogManager>, fe_host: &str) -> Arc<Self> {
         Arc::new(Self {
+            pool: query::memory_pool(manager.query_memory_limit()),
             sources: Sources::new(Arc::clone(&manager)),
             system: SystemContext {
                 manager,
@@ -53,7 +57,7 @@ impl SqlEngine {
 
     /// A new session for `user`.
     pub fn session(self: &Arc<Self>, user: &str, connection_id: u32) -> Result<Session> {
-        let ctx = query::new_context(self.system.clone())?;
+        let ctx = query::new_context(self.system.clone(), Arc::clone(&self.pool))?;
         let session = Session {
             engine: Arc::clone(self),
             ctx,
@@ -62,6 +66,7 @@ impl SqlEngine {
             catalog: INTERNAL_CATALOG.to_owned(),
             database: String::new(),
             warnings: Vec::new(),
+            result: None,
         };
         session.refresh_functions();
         Ok(session)
@@ -77,6 +82,9 @@ pub struct Session {
     catalog: String,
     database: String,
     warnings: Vec<String>,
+    /// The last query result's bytes in the node's query pool, held until the next statement
+    /// (the front end sends the result in between).
+    result: Option<MemoryReservation>,
 }
 
 impl Session {
@@ -86,12 +94,25 @@ impl Session {
     }
 
     /// Runs one statement.
+    /// Read-only statements (SELECT, SHOW, DESCRIBE) are cut off after `query_timeout_seconds`;
+    /// dropping them cancels their work (DataFusion's tasks, loads of which they were the only
+    /// caller).
     pub async fn execute(&mut self, sql: &str) -> Result<Output> {
+        self.result = None;
         let statement = parse(sql)?;
         if statement == Statement::ShowWarnings {
             return Ok(self.show_warnings());
         }
-        let result = self.run(statement, sql).await;
+        let result = if statement.reads_only() {
+            let limit = self.engine.manager().query_timeout();
+            tokio::time::timeout(limit, self.run(statement, sql))
+                .await
+                .unwrap_or(Err(Error::QueryTimeout {
+                    seconds: limit.as_secs(),
+                }))
+        } else {
+            self.run(statement, sql).await
+        };
         self.warnings = match &result {
             Ok(Output::Done { warnings, .. }) => warnings.clone(),
             _ => Vec::new(),
@@ -263,7 +284,11 @@ impl Session {
                 Ok(Output::ok())
             }
             Statement::Ignored => Ok(Output::ok()),
-            Statement::Query(_) => query::run(&self.ctx, sql).await,
+            Statement::Query(_) => {
+                let (output, reservation) = query::run(&self.ctx, sql).await?;
+                self.result = Some(reservation);
+                Ok(output)
+            }
         }
     }
 

@@ -130,6 +130,25 @@ pub enum Statement {
     Query(String),
 }
 
+impl Statement {
+    /// Whether the statement only reads (it may then be cut off by the query time limit without
+    /// leaving a change half made).
+    pub fn reads_only(&self) -> bool {
+        matches!(
+            self,
+            Statement::ShowCatalogs { .. }
+                | Statement::ShowCreateCatalog { .. }
+                | Statement::AdminShowConfig { .. }
+                | Statement::ShowDatabases { .. }
+                | Statement::ShowTables { .. }
+                | Statement::ShowPartitions { .. }
+                | Statement::ShowVariables { .. }
+                | Statement::Describe { .. }
+                | Statement::Query(_)
+        )
+    }
+}
+
 /// Parses one statement (a trailing `;` is allowed).
 pub fn parse(sql: &str) -> Result<Statement> {
     let sql = sql.trim();

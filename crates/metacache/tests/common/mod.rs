@@ -105,6 +105,22 @@ impl Server {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// A field of the server's `/proc/<pid>/status` in KiB (`VmRSS`, `VmHWM`: the peak).
+    pub fn memory_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("the server's /proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in /proc status"))
+    }
+
     /// Runs `sql` with the mysql client as `root` (no password), tab-separated output.
     pub fn mysql(&self, sql: &str) -> Reply {
         self.mysql_as(&["-u", "root"], sql)
