@@ -185,7 +185,10 @@ fn show_config_lists_every_key_and_filters_like_sql() {
         .filter(|r| r.mutable)
         .map(|r| r.key)
         .collect();
-    assert_eq!(mutable, ["external_meta_cache_max_weight"]);
+    assert_eq!(
+        mutable,
+        ["external_meta_cache_max_weight", "query_timeout_seconds"]
+    );
 }
 
 #[test]
