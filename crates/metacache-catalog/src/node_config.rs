@@ -50,6 +50,12 @@ pub struct NodeConfig {
     pub query_timeout_seconds: u64,
     /// `shutdown_grace_seconds`: how long open connections may go on once a stop is asked.
     pub shutdown_grace_seconds: u64,
+    /// `mysql_max_connections`: logged-in MySQL sessions (plus a reserve for the admins).
+    pub mysql_max_connections: u64,
+    /// `mysql_handshake_timeout_seconds`: how long a MySQL client may take to log in.
+    pub mysql_handshake_timeout_seconds: u64,
+    /// `mysql_idle_timeout_seconds`: how long a logged-in MySQL client may stay silent.
+    pub mysql_idle_timeout_seconds: u64,
 }
 
 impl Default for NodeConfig {
@@ -68,6 +74,9 @@ impl Default for NodeConfig {
             query_memory_limit: 256 << 20,
             query_timeout_seconds: 60,
             shutdown_grace_seconds: 5,
+            mysql_max_connections: 1024,
+            mysql_handshake_timeout_seconds: 10,
+            mysql_idle_timeout_seconds: 28_800,
         }
     }
 }
@@ -279,6 +288,56 @@ pub const KEYS: &[ConfigKey] = &[
         },
     },
     ConfigKey {
+        key: "mysql_max_connections",
+        value_type: "integer",
+        mutable: false,
+        comment: "logged-in MySQL sessions at once; 4 more are kept for the users root and admin",
+        secret: false,
+        get: |c| c.mysql_max_connections.to_string(),
+        set: |c, v| {
+            c.mysql_max_connections = seconds_or_count(v, 1, 100_000).ok_or_else(|| {
+                invalid("mysql_max_connections", v, "a whole number, 1 to 100000")
+            })?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "mysql_handshake_timeout_seconds",
+        value_type: "integer",
+        mutable: false,
+        comment: "seconds a MySQL client may take to log in before it is dropped",
+        secret: false,
+        get: |c| c.mysql_handshake_timeout_seconds.to_string(),
+        set: |c, v| {
+            c.mysql_handshake_timeout_seconds = seconds_or_count(v, 1, 3600).ok_or_else(|| {
+                invalid(
+                    "mysql_handshake_timeout_seconds",
+                    v,
+                    "a whole number of seconds, 1 to 3600",
+                )
+            })?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "mysql_idle_timeout_seconds",
+        value_type: "integer",
+        mutable: false,
+        comment: "seconds a logged-in MySQL client may send nothing before it is closed (MySQL's wait_timeout)",
+        secret: false,
+        get: |c| c.mysql_idle_timeout_seconds.to_string(),
+        set: |c, v| {
+            c.mysql_idle_timeout_seconds = seconds_or_count(v, 1, 31_536_000).ok_or_else(|| {
+                invalid(
+                    "mysql_idle_timeout_seconds",
+                    v,
+                    "a whole number of seconds, 1 to 31536000",
+                )
+            })?;
+            Ok(())
+        },
+    },
+    ConfigKey {
         key: "sample_catalog",
         value_type: "boolean",
         mutable: false,
@@ -295,6 +354,15 @@ pub const KEYS: &[ConfigKey] = &[
         },
     },
 ];
+
+/// A whole number within `min..=max`.
+fn seconds_or_count(value: &str, min: u64, max: u64) -> Option<u64> {
+    value
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+}
 
 /// `user:password,user:password`; every user needs a non-empty password.
 fn parse_users(value: &str) -> Result<Vec<(String, String)>> {

@@ -168,6 +168,9 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "query_memory_limit",
             "query_timeout_seconds",
             "shutdown_grace_seconds",
+            "mysql_max_connections",
+            "mysql_handshake_timeout_seconds",
+            "mysql_idle_timeout_seconds",
             "sample_catalog",
             "node_memory_budget_bytes",
             "external_meta_cache_max_weight_bytes"

@@ -18,6 +18,7 @@ pub mod lookaside;
 pub mod metadata;
 pub mod metrics;
 pub mod mysql;
+pub mod slots;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -27,7 +28,7 @@ use std::time::Duration;
 use metacache_catalog::NodeConfig;
 use metacache_sql::SqlEngine;
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 /// How the front ends are set up.
@@ -39,8 +40,12 @@ pub struct ServerOptions {
     pub http_token: Option<String>,
     /// Largest HTTP body.
     pub body_limit: usize,
-    /// Most MySQL connections at once; further ones wait to be accepted.
+    /// Most logged-in MySQL sessions (beyond them, only the admin reserve, `slots.rs`).
     pub max_connections: usize,
+    /// How long a MySQL client may take to log in.
+    pub handshake_timeout: Duration,
+    /// How long a logged-in MySQL client may stay silent.
+    pub idle_timeout: Duration,
     /// How long open connections may go on after shutdown starts.
     pub grace: Duration,
 }
@@ -52,7 +57,9 @@ impl ServerOptions {
             users: config.auth_users.clone(),
             http_token: Some(config.http_token.clone()).filter(|t| !t.is_empty()),
             body_limit: usize::try_from(config.http_body_limit).unwrap_or(usize::MAX),
-            max_connections: 1024,
+            max_connections: usize::try_from(config.mysql_max_connections).unwrap_or(usize::MAX),
+            handshake_timeout: Duration::from_secs(config.mysql_handshake_timeout_seconds),
+            idle_timeout: Duration::from_secs(config.mysql_idle_timeout_seconds),
             grace: Duration::from_secs(config.shutdown_grace_seconds),
         }
     }
@@ -139,13 +146,17 @@ async fn serve_mysql(
     options: &ServerOptions,
     mut stop: watch::Receiver<bool>,
 ) {
-    let permits = Arc::new(Semaphore::new(options.max_connections));
+    let slots = Arc::new(slots::Slots::new(
+        options.max_connections,
+        options.handshake_timeout,
+        options.idle_timeout,
+    ));
     let mut connections = JoinSet::new();
     loop {
         let permit = tokio::select! {
-            permit = Arc::clone(&permits).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
+            permit = slots.handshake() => match permit {
+                Some(permit) => permit,
+                None => break,
             },
             _ = stop.wait_for(|s| *s) => break,
         };
@@ -156,9 +167,9 @@ async fn serve_mysql(
         match accepted {
             Ok((stream, peer)) => {
                 let front = Arc::clone(&front);
+                let standing = slots::Standing::new(Arc::clone(&slots), permit);
                 connections.spawn(async move {
-                    front.serve(stream, peer).await;
-                    drop(permit);
+                    front.serve(stream, peer, standing).await;
                 });
             }
             Err(error) => {

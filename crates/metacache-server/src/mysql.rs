@@ -20,6 +20,8 @@ use rand::RngExt;
 use tokio::io::AsyncWrite;
 use tokio::net::TcpStream;
 
+use crate::slots::{GuardedReader, Standing};
+
 /// What every connection shares.
 pub struct MysqlFrontEnd {
     engine: Arc<SqlEngine>,
@@ -37,8 +39,14 @@ impl MysqlFrontEnd {
         })
     }
 
-    /// Serves one connection until the client leaves or breaks the protocol.
-    pub async fn serve(self: &Arc<Self>, stream: TcpStream, peer: SocketAddr) {
+    /// Serves one connection until the client leaves, breaks the protocol or keeps the server
+    /// waiting too long (`standing`'s limits, `slots.rs`).
+    pub async fn serve(
+        self: &Arc<Self>,
+        stream: TcpStream,
+        peer: SocketAddr,
+        standing: Arc<Standing>,
+    ) {
         let _ = stream.set_nodelay(true);
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let connection = Connection {
@@ -48,8 +56,10 @@ impl MysqlFrontEnd {
             salt: salt(),
             user: Mutex::new(String::new()),
             session: None,
+            standing: Arc::clone(&standing),
         };
         let (reader, writer) = stream.into_split();
+        let reader = GuardedReader::new(reader, standing);
         if let Err(error) = AsyncMysqlIntermediary::run_on(connection, reader, writer).await {
             tracing::debug!(%peer, connection = id, "mysql connection ended: {error}");
         }
@@ -69,9 +79,15 @@ struct Connection {
     salt: [u8; 20],
     user: Mutex<String>,
     session: Option<Session>,
+    standing: Arc<Standing>,
 }
 
 impl Connection {
+    /// Answers a connection that got no session slot with `1040` and ends it.
+    fn refused(&self) -> Option<String> {
+        self.standing.refusal()
+    }
+
     fn session(&mut self) -> Result<&mut Session, metacache_sql::Error> {
         if self.session.is_none() {
             let user = self.user.lock().clone();
@@ -174,6 +190,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
             })
         };
         if allowed {
+            self.standing.logged_in(&user);
             *self.user.lock() = user;
         } else {
             tracing::warn!(peer = %self.peer, user, "mysql login refused");
@@ -218,6 +235,12 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
         sql: &'a str,
         results: QueryResultWriter<'a, W>,
     ) -> io::Result<()> {
+        if let Some(refusal) = self.refused() {
+            results
+                .error(ErrorKind::ER_CON_COUNT_ERROR, refusal.as_bytes())
+                .await?;
+            return Err(io::Error::other("too many connections"));
+        }
         let outcome = match self.session() {
             Ok(session) => session.execute(sql).await,
             Err(error) => Err(error),
@@ -238,6 +261,12 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
         database: &'a str,
         writer: InitWriter<'a, W>,
     ) -> io::Result<()> {
+        if let Some(refusal) = self.refused() {
+            writer
+                .error(ErrorKind::ER_CON_COUNT_ERROR, refusal.as_bytes())
+                .await?;
+            return Err(io::Error::other("too many connections"));
+        }
         // `catalog.database` (what `mysql -D c.db` and the client's own `use c.db` send) names
         // a database of a catalog, as in Doris.
         let quote = |name: &str| format!("`{}`", name.replace('`', "``"));

@@ -1,0 +1,297 @@
+//! What a MySQL connection may hold, and for how long: so that idle or hostile sockets can
+//! never lock the admins out or make the server buffer without bound (issue 12).
+//!
+//! - **Handshake slots** ([`HANDSHAKE_SLOTS`]): a connection takes one before it is accepted
+//!   and holds it until it has logged in. A client that does not complete its login within
+//!   `mysql_handshake_timeout_seconds` is dropped, and may not send more than
+//!   [`HANDSHAKE_BYTES`] before it has: a flood of silent or slow sockets costs at most that
+//!   many slots, each for that long.
+//! - **Session slots**: `mysql_max_connections` for everyone, plus [`ADMIN_RESERVE`] that only
+//!   the admin users ([`ADMIN_USERS`], Doris's two built-in admins) may take when the others are
+//!   gone. A client that logs in when no slot is left for it is answered
+//!   `1040 Too many connections` at its first statement and closed; until then it keeps its
+//!   handshake slot and the handshake timeout.
+//! - **Idle timeout**: a logged-in client that sends nothing for
+//!   `mysql_idle_timeout_seconds` (MySQL's `wait_timeout`, 8 hours by default) is closed. Time
+//!   spent running its statements does not count: only time waiting for its next packet.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Sleep;
+
+/// Connections that may be logging in at once.
+pub const HANDSHAKE_SLOTS: usize = 128;
+/// Session slots kept for the admin users beyond `mysql_max_connections`.
+pub const ADMIN_RESERVE: usize = 4;
+/// Users that may take a reserved slot.
+pub const ADMIN_USERS: &[&str] = &["root", "admin"];
+/// Bytes a client may send before it has logged in (a login packet is a few hundred).
+pub const HANDSHAKE_BYTES: u64 = 64 << 10;
+
+/// The node's MySQL connection limits.
+pub struct Slots {
+    handshakes: Arc<Semaphore>,
+    sessions: Arc<Semaphore>,
+    reserve: Arc<Semaphore>,
+    /// `mysql_max_connections`, for the refusal message.
+    pub max_connections: usize,
+    /// `mysql_handshake_timeout_seconds`.
+    pub handshake_timeout: Duration,
+    /// `mysql_idle_timeout_seconds`.
+    pub idle_timeout: Duration,
+}
+
+impl Slots {
+    /// Limits for `max_connections` sessions.
+    pub fn new(
+        max_connections: usize,
+        handshake_timeout: Duration,
+        idle_timeout: Duration,
+    ) -> Self {
+        Self {
+            handshakes: Arc::new(Semaphore::new(HANDSHAKE_SLOTS)),
+            sessions: Arc::new(Semaphore::new(max_connections)),
+            reserve: Arc::new(Semaphore::new(ADMIN_RESERVE)),
+            max_connections,
+            handshake_timeout,
+            idle_timeout,
+        }
+    }
+
+    /// Waits for a handshake slot (`None` once the limits are closed at shutdown).
+    pub async fn handshake(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.handshakes).acquire_owned().await.ok()
+    }
+
+    /// A session slot for `user`, if one is left for them.
+    fn session(&self, user: &str) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.sessions)
+            .try_acquire_owned()
+            .ok()
+            .or_else(|| {
+                ADMIN_USERS
+                    .contains(&user)
+                    .then(|| Arc::clone(&self.reserve).try_acquire_owned().ok())
+                    .flatten()
+            })
+    }
+
+    /// Stops handing out handshake slots (shutdown).
+    pub fn close(&self) {
+        self.handshakes.close();
+    }
+}
+
+/// One connection's standing: its slots and whether it has logged in.
+pub struct Standing {
+    slots: Arc<Slots>,
+    handshake: Mutex<Option<OwnedSemaphorePermit>>,
+    session: Mutex<Option<OwnedSemaphorePermit>>,
+    logged_in: AtomicBool,
+    refused: AtomicBool,
+}
+
+impl Standing {
+    /// A connection accepted under `handshake`.
+    pub fn new(slots: Arc<Slots>, handshake: OwnedSemaphorePermit) -> Arc<Self> {
+        Arc::new(Self {
+            slots,
+            handshake: Mutex::new(Some(handshake)),
+            session: Mutex::new(None),
+            logged_in: AtomicBool::new(false),
+            refused: AtomicBool::new(false),
+        })
+    }
+
+    /// `user` logged in: takes a session slot and gives the handshake slot back, or, with no
+    /// slot left for them, marks the connection refused (it keeps its handshake slot).
+    pub fn logged_in(&self, user: &str) {
+        match self.slots.session(user) {
+            Some(permit) => {
+                *self.session.lock() = Some(permit);
+                self.handshake.lock().take();
+            }
+            None => {
+                tracing::warn!(
+                    user,
+                    max = self.slots.max_connections,
+                    "mysql connection refused: too many connections"
+                );
+                self.refused.store(true, SeqCst);
+            }
+        }
+        self.logged_in.store(true, SeqCst);
+    }
+
+    /// The refusal to answer the first statement with, if the connection got no slot.
+    pub fn refusal(&self) -> Option<String> {
+        self.refused.load(SeqCst).then(|| {
+            format!(
+                "Too many connections (mysql_max_connections = {}); {} more are kept for {}",
+                self.slots.max_connections,
+                ADMIN_RESERVE,
+                ADMIN_USERS.join(" and ")
+            )
+        })
+    }
+
+    /// How long the connection may wait for its next packet now.
+    fn patience(&self) -> Duration {
+        if self.logged_in.load(SeqCst) && !self.refused.load(SeqCst) {
+            self.slots.idle_timeout
+        } else {
+            self.slots.handshake_timeout
+        }
+    }
+}
+
+/// The read half of a connection, cut off when the client keeps the server waiting too long
+/// ([`Standing::patience`]) or sends too much before logging in.
+pub struct GuardedReader<R> {
+    inner: R,
+    standing: Arc<Standing>,
+    /// Armed when a read finds nothing to read; disarmed when bytes arrive.
+    deadline: Option<Pin<Box<Sleep>>>,
+    before_login: u64,
+}
+
+impl<R> GuardedReader<R> {
+    /// Guards `inner` for the connection of `standing`.
+    pub fn new(inner: R, standing: Arc<Standing>) -> Self {
+        Self {
+            inner,
+            standing,
+            deadline: None,
+            before_login: 0,
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for GuardedReader<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        match Pin::new(&mut self.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                self.deadline = None;
+                if !self.standing.logged_in.load(SeqCst) {
+                    self.before_login += (buf.filled().len() - before) as u64;
+                    if self.before_login > HANDSHAKE_BYTES {
+                        return Poll::Ready(Err(io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            "more than 64 KiB sent before logging in",
+                        )));
+                    }
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
+            Poll::Pending => {
+                let patience = self.standing.patience();
+                let deadline = self
+                    .deadline
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(patience)));
+                match deadline.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no packet for {} s", patience.as_secs()),
+                    ))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slots(max: usize) -> Arc<Slots> {
+        Arc::new(Slots::new(
+            max,
+            Duration::from_secs(1),
+            Duration::from_secs(60),
+        ))
+    }
+
+    async fn connection(slots: &Arc<Slots>) -> Arc<Standing> {
+        Standing::new(Arc::clone(slots), slots.handshake().await.expect("open"))
+    }
+
+    #[tokio::test]
+    async fn admins_keep_a_reserve_when_everyone_else_is_in() {
+        let slots = slots(2);
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let c = connection(&slots).await;
+            c.logged_in("app");
+            assert!(c.refusal().is_none());
+            held.push(c);
+        }
+        let late = connection(&slots).await;
+        late.logged_in("app");
+        assert_eq!(
+            late.refusal().as_deref(),
+            Some(
+                "Too many connections (mysql_max_connections = 2); 4 more are kept for root and admin"
+            )
+        );
+        for _ in 0..ADMIN_RESERVE {
+            let admin = connection(&slots).await;
+            admin.logged_in("root");
+            assert!(admin.refusal().is_none());
+            held.push(admin);
+        }
+        let one_too_many = connection(&slots).await;
+        one_too_many.logged_in("admin");
+        assert!(one_too_many.refusal().is_some());
+        // A slot given back is anyone's again.
+        held.remove(0);
+        let next = connection(&slots).await;
+        next.logged_in("app");
+        assert!(next.refusal().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_silent_client_is_cut_off_and_a_chatty_one_before_login_too() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let slots = slots(2);
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let mut reader = GuardedReader::new(server, connection(&slots).await);
+        let mut buf = [0u8; 16];
+        let started = tokio::time::Instant::now();
+        let error = reader.read(&mut buf).await.expect_err("timed out");
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        assert!(started.elapsed() >= Duration::from_millis(900));
+        drop(client);
+
+        let (mut client, server) = tokio::io::duplex(1 << 20);
+        let mut reader = GuardedReader::new(server, connection(&slots).await);
+        client
+            .write_all(&vec![0u8; 100 << 10])
+            .await
+            .expect("write");
+        let mut sink = vec![0u8; 200 << 10];
+        let mut error = None;
+        for _ in 0..100 {
+            if let Err(e) = reader.read(&mut sink).await {
+                error = Some(e);
+                break;
+            }
+        }
+        assert_eq!(error.map(|e| e.kind()), Some(io::ErrorKind::InvalidData));
+    }
+}
