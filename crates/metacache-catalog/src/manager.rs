@@ -461,6 +461,11 @@ impl CatalogManager {
         Ok(self.show_config(Some(&format!("{key}%"))))
     }
 
+    /// The node configuration as it is now.
+    pub fn node_config(&self) -> NodeConfig {
+        self.node.lock().config.clone()
+    }
+
     /// `query_timeout_seconds` as it is now (it changes at runtime).
     pub fn query_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.node.lock().config.query_timeout_seconds)

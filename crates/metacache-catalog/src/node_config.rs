@@ -56,6 +56,10 @@ pub struct NodeConfig {
     pub mysql_handshake_timeout_seconds: u64,
     /// `mysql_idle_timeout_seconds`: how long a logged-in MySQL client may stay silent.
     pub mysql_idle_timeout_seconds: u64,
+    /// `source_connect_timeout_seconds`: how long a network source may take to connect.
+    pub source_connect_timeout_seconds: u64,
+    /// `source_request_timeout_seconds`: how long a network source may take to answer.
+    pub source_request_timeout_seconds: u64,
 }
 
 impl Default for NodeConfig {
@@ -77,6 +81,8 @@ impl Default for NodeConfig {
             mysql_max_connections: 1024,
             mysql_handshake_timeout_seconds: 10,
             mysql_idle_timeout_seconds: 28_800,
+            source_connect_timeout_seconds: 10,
+            source_request_timeout_seconds: 60,
         }
     }
 }
@@ -332,6 +338,42 @@ pub const KEYS: &[ConfigKey] = &[
                     "mysql_idle_timeout_seconds",
                     v,
                     "a whole number of seconds, 1 to 31536000",
+                )
+            })?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "source_connect_timeout_seconds",
+        value_type: "integer",
+        mutable: false,
+        comment: "seconds a network metadata source (REST catalog or namespace, PostgreSQL, S3) may take to connect",
+        secret: false,
+        get: |c| c.source_connect_timeout_seconds.to_string(),
+        set: |c, v| {
+            c.source_connect_timeout_seconds = seconds_or_count(v, 1, 3600).ok_or_else(|| {
+                invalid(
+                    "source_connect_timeout_seconds",
+                    v,
+                    "a whole number of seconds, 1 to 3600",
+                )
+            })?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "source_request_timeout_seconds",
+        value_type: "integer",
+        mutable: false,
+        comment: "seconds a network metadata source may take to answer one request; then the load fails for every caller waiting on it",
+        secret: false,
+        get: |c| c.source_request_timeout_seconds.to_string(),
+        set: |c, v| {
+            c.source_request_timeout_seconds = seconds_or_count(v, 1, 3600).ok_or_else(|| {
+                invalid(
+                    "source_request_timeout_seconds",
+                    v,
+                    "a whole number of seconds, 1 to 3600",
                 )
             })?;
             Ok(())

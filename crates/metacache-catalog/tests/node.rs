@@ -171,6 +171,8 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "mysql_max_connections",
             "mysql_handshake_timeout_seconds",
             "mysql_idle_timeout_seconds",
+            "source_connect_timeout_seconds",
+            "source_request_timeout_seconds",
             "sample_catalog",
             "node_memory_budget_bytes",
             "external_meta_cache_max_weight_bytes"

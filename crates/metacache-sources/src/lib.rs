@@ -54,6 +54,7 @@ pub mod iceberg;
 #[cfg(feature = "lance")]
 pub mod lance;
 pub mod model;
+pub mod network;
 #[cfg(feature = "paimon")]
 pub mod paimon;
 mod sources;

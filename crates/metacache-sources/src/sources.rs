@@ -38,8 +38,14 @@ impl std::fmt::Debug for Sources {
 }
 
 impl Sources {
-    /// The connectors of `manager`'s catalogs.
+    /// The connectors of `manager`'s catalogs, with the network timeouts of its node
+    /// configuration ([`crate::network`]).
     pub fn new(manager: Arc<CatalogManager>) -> Arc<Self> {
+        let config = manager.node_config();
+        crate::network::configure(crate::network::NetworkTimeouts {
+            connect: std::time::Duration::from_secs(config.source_connect_timeout_seconds),
+            request: std::time::Duration::from_secs(config.source_request_timeout_seconds),
+        });
         Arc::new(Self {
             manager,
             built: Mutex::new(HashMap::new()),

@@ -184,7 +184,9 @@ fn rewrite_from(properties: &Properties) -> Option<String> {
 #[cfg(feature = "s3")]
 fn s3(bucket: &str, properties: &Properties) -> std::result::Result<Arc<dyn ObjectStore>, String> {
     use object_store::aws::AmazonS3Builder;
-    let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+    let mut builder = AmazonS3Builder::from_env()
+        .with_bucket_name(bucket)
+        .with_client_options(crate::network::object_store_options());
     let get = |key: &str| properties.get(key).map(str::trim).filter(|v| !v.is_empty());
     builder = builder.with_region(get("s3.region").unwrap_or("us-east-1"));
     if let Some(endpoint) = get("s3.endpoint") {

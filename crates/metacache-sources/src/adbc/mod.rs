@@ -113,7 +113,7 @@ impl PostgresConnector {
             .dbname(database)
             .user(get("user").unwrap_or("postgres"))
             .application_name("metacache")
-            .connect_timeout(std::time::Duration::from_secs(10));
+            .connect_timeout(crate::network::timeouts().connect);
         if let Some(password) = get("password") {
             config.password(password);
         }
@@ -135,7 +135,17 @@ impl PostgresConnector {
             .iter()
             .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
             .collect();
-        let rows = client.query(sql, &params).await.map_err(failed);
+        let limit = crate::network::timeouts().request;
+        let rows = match tokio::time::timeout(limit, client.query(sql, &params)).await {
+            Ok(rows) => rows.map_err(failed),
+            Err(_) => Err(Error::Invalid {
+                location: format!("postgresql://{}", self.target),
+                reason: format!(
+                    "no answer within {} s (source_request_timeout_seconds)",
+                    limit.as_secs()
+                ),
+            }),
+        };
         drop(client);
         let _ = driver.await;
         rows

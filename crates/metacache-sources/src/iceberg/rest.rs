@@ -62,7 +62,7 @@ impl RestCatalog {
     /// `warehouse`, authenticating with a bearer `token` when given.
     pub fn new(catalog: &str, uri: &str, warehouse: Option<String>, token: Option<String>) -> Self {
         Self {
-            client: reqwest::Client::new(),
+            client: crate::network::http_client(),
             uri: uri.trim_end_matches('/').to_owned(),
             warehouse,
             token,
@@ -88,7 +88,10 @@ impl RestCatalog {
             location: url.clone(),
             reason,
         };
-        let response = request.send().await.map_err(|e| failed(e.to_string()))?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| failed(crate::network::describe(&e)))?;
         match response.status() {
             StatusCode::NOT_FOUND => Err(not_found()),
             status if !status.is_success() => {
@@ -98,7 +101,10 @@ impl RestCatalog {
                     body.chars().take(300).collect::<String>()
                 )))
             }
-            _ => response.json().await.map_err(|e| failed(e.to_string())),
+            _ => response
+                .json()
+                .await
+                .map_err(|e| failed(crate::network::describe(&e))),
         }
     }
 

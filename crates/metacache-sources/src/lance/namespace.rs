@@ -147,11 +147,7 @@ impl RestNamespace {
         Self {
             catalog: catalog.to_owned(),
             // A namespace that stops answering fails the load instead of holding it forever.
-            client: reqwest::Client::builder()
-                .connect_timeout(std::time::Duration::from_secs(10))
-                .timeout(std::time::Duration::from_secs(60))
-                .build()
-                .unwrap_or_default(),
+            client: crate::network::http_client(),
             uri: uri.trim_end_matches('/').to_owned(),
             token,
             delimiter: delimiter.unwrap_or_else(|| "$".to_owned()),
@@ -187,9 +183,12 @@ impl RestNamespace {
         let response = request
             .send()
             .await
-            .map_err(|e| failed(e.without_url().to_string()))?;
+            .map_err(|e| failed(crate::network::describe(&e)))?;
         let status = response.status();
-        let body = response.bytes().await.map_err(|e| failed(e.to_string()))?;
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| failed(crate::network::describe(&e)))?;
         if status.is_success() {
             return serde_json::from_slice(&body)
                 .map(Ok)

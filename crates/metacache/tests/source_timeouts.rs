@@ -1,0 +1,46 @@
+//! A network source that stops answering fails the load instead of holding it forever
+//! (issue 12): an Iceberg REST catalog whose server accepts connections and never replies.
+
+mod common;
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+#[test]
+fn a_hung_rest_catalog_fails_the_load_within_the_request_timeout() {
+    // A server that accepts and then says nothing.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[("METACACHE_SOURCE_REQUEST_TIMEOUT_SECONDS", "1")]);
+    server.query(&format!(
+        "CREATE CATALOG r PROPERTIES ('type'='iceberg', 'iceberg.catalog.type'='rest', \
+         'uri'='http://127.0.0.1:{port}')"
+    ));
+    let started = Instant::now();
+    let reply = server.mysql("SHOW DATABASES FROM r");
+    assert!(!reply.ok, "{}", reply.out);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the load was held {:?}",
+        started.elapsed()
+    );
+    assert!(
+        reply.err.contains("ERROR 1105")
+            && reply
+                .err
+                .contains("no answer within 1 s (source_request_timeout_seconds)"),
+        "{}",
+        reply.err
+    );
+    eprintln!("{}", reply.err.trim());
+    assert_eq!(server.query("SELECT 1 AS one"), "one\n1\n");
+}
