@@ -67,3 +67,51 @@ impl From<CatalogError> for ApiError {
         metacache_sql::Error::from(error).into()
     }
 }
+
+/// Longest request URI served (a look-aside key of 4 KiB, percent-encoded, fits three times).
+pub const MAX_URI_BYTES: usize = 16 << 10;
+
+/// The outermost layer: every error answer is the JSON shape, whoever produced it — axum's
+/// extractors and body limit (plain text), an unknown route or method (empty), or a URI over
+/// [`MAX_URI_BYTES`] (refused here before routing). Hyper itself refuses URIs over 65,534 bytes
+/// before any of this runs, with an empty `414`.
+pub async fn json_errors(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if request.uri().to_string().len() > MAX_URI_BYTES {
+        return ApiError::new(
+            StatusCode::URI_TOO_LONG,
+            format!("The request URI is longer than {MAX_URI_BYTES} bytes"),
+        )
+        .into_response();
+    }
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (_, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_owned();
+    let message = if text.is_empty() {
+        match status {
+            StatusCode::NOT_FOUND => "No such route; see docs/http.md".to_owned(),
+            StatusCode::METHOD_NOT_ALLOWED => {
+                "This route does not take that method; see docs/http.md".to_owned()
+            }
+            other => other
+                .canonical_reason()
+                .unwrap_or("Request failed")
+                .to_owned(),
+        }
+    } else {
+        text
+    };
+    ApiError::new(status, message).into_response()
+}

@@ -71,6 +71,7 @@ pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) 
         .merge(api)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::Extension(crate::lookaside::BodyLimit(body_limit)))
+        .layer(middleware::from_fn(crate::error::json_errors))
 }
 
 async fn authorize(

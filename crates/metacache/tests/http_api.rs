@@ -497,3 +497,33 @@ fn a_refused_put_drops_the_value_it_would_have_replaced() {
         "v1 must not answer after v2 was offered"
     );
 }
+
+#[test]
+fn every_error_answers_the_json_shape() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[("METACACHE_HTTP_BODY_LIMIT", "64KB")]);
+    define_feature_store(&server);
+    server.query("CREATE CATALOG fs PROPERTIES ('type'='feature_store')");
+    let base = "/api/v1/catalogs/fs/caches/feature_store/fs-features";
+    let long_uri = format!("{base}/{}", "k".repeat(20_000));
+    let big = vec![b'x'; 100_000];
+    let cases: Vec<(&str, String, Option<&[u8]>, u16)> = vec![
+        ("PUT", format!("{base}/big"), Some(&big), 413),
+        ("POST", "/api/v1/sql".to_owned(), Some(&big), 413),
+        ("GET", format!("{base}/%FF"), None, 400),
+        ("GET", "/nosuch".to_owned(), None, 404),
+        ("DELETE", "/api/v1/sql".to_owned(), None, 405),
+        ("GET", long_uri, None, 414),
+        ("GET", format!("{base}/missing"), None, 404),
+    ];
+    for (method, path, body, status) in cases {
+        let (got, text) = server.http(method, &path, body, None);
+        let shown = &path[..path.len().min(60)];
+        assert_eq!(got, status, "{method} {shown}: {text}");
+        let answer = json(&text);
+        assert!(
+            answer["error"]["code"].is_u64() && answer["error"]["message"].is_string(),
+            "{method} {shown}: {text}"
+        );
+    }
+}
