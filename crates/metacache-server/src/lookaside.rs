@@ -67,6 +67,16 @@ fn cache(
             format!("Keys are 1 to {MAX_KEY_LEN} bytes"),
         ));
     }
+    // Built-in engines' caches hold typed values their connectors load; a look-aside value
+    // would build one with the wrong types and break the catalog's own queries (issue 12).
+    if manager.registry().is_builtin(engine) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "Cache '{entry}' belongs to the built-in engine '{engine}', which loads it itself; the look-aside API serves the caches of remote engines (PUT /api/v1/engines/<name>)"
+            ),
+        ));
+    }
     manager
         .catalog(catalog)?
         .cache_by_name::<String, Blob>(engine, entry)?

@@ -527,3 +527,24 @@ fn every_error_answers_the_json_shape() {
         );
     }
 }
+
+#[test]
+fn look_aside_routes_leave_built_in_caches_alone() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[("METACACHE_SAMPLE_CATALOG", "true")]);
+    let path = "/api/v1/catalogs/sample/caches/default/schema/k";
+    for method in ["PUT", "GET", "DELETE"] {
+        let body: Option<&[u8]> = (method == "PUT").then_some(b"v".as_slice());
+        let (status, text) = server.http(method, path, body, None);
+        assert_eq!(status, 409, "{method}: {text}");
+        assert!(
+            json(&text)["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("built-in engine 'default'")),
+            "{text}"
+        );
+    }
+    // The catalog's own schema cache still works.
+    let out = server.query("DESC sample.sales.orders");
+    assert!(out.lines().count() > 1, "{out}");
+}
