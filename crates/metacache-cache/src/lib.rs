@@ -31,6 +31,7 @@ mod flight;
 mod frequency;
 mod governor;
 mod managed;
+pub mod redact;
 mod scale;
 mod sketch;
 mod slot;

@@ -12,8 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
-/// What a secret value is shown as (the Doris convention).
-pub const MASK: &str = "*XXX";
+pub use metacache_cache::redact::MASK;
 
 /// The property that names a catalog's type.
 pub const TYPE_KEY: &str = "type";
@@ -23,24 +22,10 @@ pub const MAX_KEY_LEN: usize = 256;
 /// Longest property value accepted.
 pub const MAX_VALUE_LEN: usize = 64 * 1024;
 
-/// Whether the value of `key` is a secret: keys containing `password`, `secret`, `token`,
-/// `credential`, `private_key`, or an access key (`access_key`, `access-key`, `accesskey`),
-/// in any case.
+/// Whether the value of `key` is a secret (by name: `password`, `passwd`, `secret`, `token`,
+/// credentials, private, access and account keys; `metacache_cache::redact::is_secret_name`).
 pub fn is_secret_key(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    const WORDS: [&str; 7] = [
-        "password",
-        "secret",
-        "token",
-        "credential",
-        "private_key",
-        "private-key",
-        "privatekey",
-    ];
-    WORDS.iter().any(|w| key.contains(w))
-        || ["access_key", "access-key", "accesskey", "access.key"]
-            .iter()
-            .any(|w| key.contains(w))
+    metacache_cache::redact::is_secret_name(key)
 }
 
 /// A catalog's properties, ordered by key.
@@ -118,12 +103,18 @@ impl Properties {
         keys
     }
 
-    /// Every property, secrets shown as [`MASK`]: the only way values leave the process.
-    pub fn masked(&self) -> BTreeMap<&str, &str> {
+    /// Every property, secrets shown as [`MASK`]: the only way values leave the process. A
+    /// secret key's whole value is masked; in any other value, the password of a URL
+    /// (`user:…@`) and secret URL parameters (`?password=…`) are.
+    pub fn masked(&self) -> BTreeMap<&str, std::borrow::Cow<'_, str>> {
         self.0
             .iter()
             .map(|(k, v)| {
-                let shown = if is_secret_key(k) { MASK } else { v.as_str() };
+                let shown = if is_secret_key(k) {
+                    std::borrow::Cow::Borrowed(MASK)
+                } else {
+                    metacache_cache::redact::redact(v)
+                };
                 (k.as_str(), shown)
             })
             .collect()

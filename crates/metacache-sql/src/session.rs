@@ -399,7 +399,7 @@ impl Session {
             .properties
             .masked()
             .into_iter()
-            .map(|(k, v)| format!("\n\"{}\" = \"{}\"", escape(k), escape(v)))
+            .map(|(k, v)| format!("\n\"{}\" = \"{}\"", escape(k), escape(&v)))
             .collect();
         text.push_str(&pairs.join(","));
         text.push_str("\n);");

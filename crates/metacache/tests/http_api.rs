@@ -548,3 +548,28 @@ fn look_aside_routes_leave_built_in_caches_alone() {
     let out = server.query("DESC sample.sales.orders");
     assert!(out.lines().count() > 1, "{out}");
 }
+
+#[test]
+fn secrets_inside_values_are_masked_everywhere_they_are_shown() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    server.query(
+        "CREATE CATALOG h PROPERTIES ('type'='hms', \
+         'uri'='thrift://alice:hunter2@metastore:9083', \
+         'jdbc_url'='jdbc:postgresql://db/meta?user=alice&password=hunter3', \
+         'fs.azure.account.key.acct.dfs.core.windows.net'='hunter4', 'passwd'='hunter5')",
+    );
+    let shown = server.query("SHOW CREATE CATALOG h");
+    let (status, api) = server.http("GET", "/api/v1/catalogs/h", None, None);
+    assert_eq!(status, 200, "{api}");
+    for text in [&shown, &api] {
+        for secret in ["hunter2", "hunter3", "hunter4", "hunter5"] {
+            assert!(!text.contains(secret), "{secret} shown: {text}");
+        }
+        assert!(
+            text.contains("thrift://alice:*XXX@metastore:9083"),
+            "{text}"
+        );
+        assert!(text.contains("user=alice&password=*XXX"), "{text}");
+    }
+}

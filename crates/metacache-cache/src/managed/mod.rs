@@ -436,7 +436,8 @@ where
                 CacheCounters::add(&counters.load_failures, 1);
                 counters.last_failure_millis.store(now, SeqCst);
                 let source = error;
-                *counters.last_error.lock() = Some(source.to_string());
+                *counters.last_error.lock() =
+                    Some(crate::redact::redact(&source.to_string()).into_owned());
                 Err(Error::Load {
                     entry: Arc::clone(&self.config.entry_name),
                     source: Arc::from(source),

@@ -17,7 +17,6 @@ use crate::error::tables_of_known_database;
 use crate::{Error, Result};
 
 /// An Iceberg REST catalog.
-#[derive(Debug)]
 pub struct RestCatalog {
     client: reqwest::Client,
     uri: String,
@@ -26,6 +25,19 @@ pub struct RestCatalog {
     catalog: String,
     /// `overrides.prefix` of `GET /v1/config`, fetched once.
     prefix: OnceCell<String>,
+}
+
+/// The token never shows (issue 12: secrets stay out of logs and panics).
+impl std::fmt::Debug for RestCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use metacache_cache::redact::{MASK, redact};
+        f.debug_struct("RestCatalog")
+            .field("catalog", &self.catalog)
+            .field("uri", &redact(&self.uri))
+            .field("warehouse", &self.warehouse)
+            .field("token", &self.token.as_ref().map(|_| MASK))
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Deserialize)]
@@ -98,7 +110,7 @@ impl RestCatalog {
                 let body = response.text().await.unwrap_or_default();
                 Err(failed(format!(
                     "{status}: {}",
-                    body.chars().take(300).collect::<String>()
+                    body.chars().take(120).collect::<String>()
                 )))
             }
             _ => response

@@ -33,13 +33,36 @@ pub trait Namespace: Send + Sync + std::fmt::Debug {
 }
 
 /// A directory namespace read by listing.
-#[derive(Debug)]
 pub struct DirectoryNamespace {
     catalog: String,
     root: Warehouse,
     /// The catalog's `storage.*` properties (prefix removed): the access options of every
     /// table.
     options: BTreeMap<String, String>,
+}
+
+/// Storage options show by key, secret values masked (issue 12).
+impl std::fmt::Debug for DirectoryNamespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use metacache_cache::redact::{MASK, is_secret_name, redact};
+        let options: BTreeMap<&str, std::borrow::Cow<'_, str>> = self
+            .options
+            .iter()
+            .map(|(k, v)| {
+                let shown = if is_secret_name(k) {
+                    std::borrow::Cow::Borrowed(MASK)
+                } else {
+                    redact(v)
+                };
+                (k.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("DirectoryNamespace")
+            .field("catalog", &self.catalog)
+            .field("root", &self.root)
+            .field("options", &options)
+            .finish()
+    }
 }
 
 impl DirectoryNamespace {
@@ -104,13 +127,25 @@ impl Namespace for DirectoryNamespace {
 }
 
 /// A REST namespace.
-#[derive(Debug)]
 pub struct RestNamespace {
     catalog: String,
     client: reqwest::Client,
     uri: String,
     token: Option<String>,
     delimiter: String,
+}
+
+/// The token never shows (issue 12).
+impl std::fmt::Debug for RestNamespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use metacache_cache::redact::{MASK, redact};
+        f.debug_struct("RestNamespace")
+            .field("catalog", &self.catalog)
+            .field("uri", &redact(&self.uri))
+            .field("token", &self.token.as_ref().map(|_| MASK))
+            .field("delimiter", &self.delimiter)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Deserialize)]
