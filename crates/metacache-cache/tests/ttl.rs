@@ -87,3 +87,39 @@ async fn the_sweep_releases_expired_values_nobody_reads() {
     assert_eq!(cache.budget().used(), 0);
     assert_eq!(cache.stats().eviction_count, 10);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_values_are_swept_while_reclamation_requests_keep_coming() {
+    use metacache_cache::{Clock, GovernorOptions, MemoryGovernor};
+    let (clock, time) = Clock::manual();
+    let governor = MemoryGovernor::with_options(GovernorOptions {
+        node_limit: Some(1 << 20),
+        clock,
+        sweep_interval: Duration::from_millis(50),
+    });
+    let catalog = governor.catalog_budget("c", None);
+    let expiring = metacache_cache::ManagedCache::<String, Blob>::new(
+        config("hive-table", Some(60), 100),
+        &governor,
+        &catalog,
+    );
+    expiring.insert("t".into(), Blob(1000));
+    assert!(expiring.budget().used() > 0);
+    time.advance(Duration::from_secs(61));
+    // A level that keeps refusing: every refusal files a reclamation request.
+    let short = catalog.child(metacache_ledger::Level::Entry, "short", Some(1000));
+    short.try_reserve(600).expect("fits");
+    let started = std::time::Instant::now();
+    while expiring.budget().used() > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the expired value kept its bytes under steady pressure"
+        );
+        // Faster than the sweep interval: the worker always finds a request waiting.
+        short
+            .try_reserve(600)
+            .expect_err("the level is full: budget_exceeded files a request");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    short.release(600);
+}
