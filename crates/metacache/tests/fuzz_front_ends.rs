@@ -178,6 +178,113 @@ fn raw_mysql_session(addr: &str, after: &[u8]) {
     let _ = stream.read(&mut sink);
 }
 
+/// Path segments the HTTP fuzz combines, with random bytes percent-encoded between them.
+const SEGMENTS: &[&str] = &[
+    "api", "v1", "sql", "catalogs", "caches", "engines", "refresh", "metrics", "healthz", "hive",
+    "default", "schema", "x", "..", ".", "%FF", "%00", "%2F", "é", "",
+];
+
+/// A random path from [`SEGMENTS`] and percent-encoded random bytes.
+fn random_path(rng: &mut StdRng) -> String {
+    let mut path = String::new();
+    for _ in 0..rng.random_range(1..8) {
+        path.push('/');
+        if rng.random_bool(0.8) {
+            path.push_str(SEGMENTS[rng.random_range(0..SEGMENTS.len())]);
+        } else {
+            for _ in 0..rng.random_range(1..6) {
+                path.push_str(&format!("%{:02X}", rng.random::<u8>()));
+            }
+        }
+    }
+    path
+}
+
+/// Sends one raw HTTP request (closing the connection) and returns the status and body.
+fn raw_http(addr: &str, request: &[u8]) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(addr).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    stream.write_all(request).ok()?;
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    let text = String::from_utf8_lossy(&reply).into_owned();
+    let status = text.split(' ').nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned())?;
+    Some((status, body))
+}
+
+#[test]
+fn random_paths_methods_and_headers_answer_json_errors() {
+    let seed: u64 = std::env::var("METACACHE_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::rng().random());
+    eprintln!("HTTP fuzz seed {seed} (METACACHE_FUZZ_SEED to replay)");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (_tmp, data) = data_dir();
+    let mut server = Server::start(&data, &[]);
+    let http_addr = server.http.trim_start_matches("http://").to_owned();
+    const METHODS: &[&str] = &[
+        "GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS", "BREW",
+    ];
+    const HEADERS: &[&str] = &[
+        "Authorization: Bearer",
+        "Authorization: Basic Zm9vOmJhcg==",
+        "Content-Type: application/json",
+        "Content-Type: text/html; charset=\u{1}",
+        "Accept: */*",
+        "Transfer-Encoding: chunked",
+        "Expect: 100-continue",
+        "X-Junk: \u{7f}",
+    ];
+    let mut json_errors = 0;
+    for _ in 0..300 {
+        let method = METHODS[rng.random_range(0..METHODS.len())];
+        let path = random_path(&mut rng);
+        let body = statement(&mut rng);
+        let mut request = format!("{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n");
+        for _ in 0..rng.random_range(0..4) {
+            let header = HEADERS[rng.random_range(0..HEADERS.len())];
+            if header.starts_with("Transfer-Encoding") {
+                continue; // the body below is sent with a length
+            }
+            request.push_str(header);
+            request.push_str("\r\n");
+        }
+        if rng.random_bool(0.2) {
+            request.push_str(&format!(
+                "X-Long: {}\r\n",
+                "a".repeat(rng.random_range(0..20_000))
+            ));
+        }
+        request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        let Some((status, answer)) = raw_http(&http_addr, request.as_bytes()) else {
+            continue; // hyper may close a connection it cannot parse
+        };
+        assert!(status < 500, "{method} {path} → {status} {answer}");
+        if status >= 400 && method != "HEAD" && !answer.is_empty() {
+            let json: serde_json::Value = serde_json::from_str(&answer)
+                .unwrap_or_else(|_| panic!("{method} {path} → {status}, not JSON: {answer}"));
+            assert!(
+                json["error"]["message"].is_string(),
+                "{method} {path} → {answer}"
+            );
+        }
+    }
+    assert!(server.alive(), "the server is still running");
+    assert_eq!(
+        server.http("GET", "/healthz", None, None),
+        (200, "ok\n".to_owned())
+    );
+    assert!(
+        !server.log_text().contains("panicked"),
+        "no panic:\n{}",
+        server.log_text()
+    );
+}
+
 #[test]
 fn random_sql_and_bytes_never_take_the_server_down() {
     let seed: u64 = std::env::var("METACACHE_FUZZ_SEED")
