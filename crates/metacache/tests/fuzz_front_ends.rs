@@ -271,8 +271,13 @@ fn random_paths_methods_and_headers_answer_json_errors() {
                 json["error"]["message"].is_string(),
                 "{method} {path} → {answer}"
             );
+            json_errors += 1;
         }
     }
+    assert!(
+        json_errors >= 100,
+        "only {json_errors} error answers: the fuzz missed the router"
+    );
     assert!(server.alive(), "the server is still running");
     assert_eq!(
         server.http("GET", "/healthz", None, None),
