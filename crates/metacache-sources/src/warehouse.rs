@@ -5,7 +5,8 @@
 //! | `warehouse` | `file:///abs/dir`, an absolute path, or `s3://bucket[/prefix]` |
 //! | `s3.endpoint` | S3-compatible endpoint (`http://127.0.0.1:8333`); plain `http` is allowed when given |
 //! | `s3.region` | region (default `us-east-1`) |
-//! | `s3.access_key`, `s3.secret_key`, `s3.session_token` | credentials (secret: masked everywhere); without them, the `AWS_*` environment, else unsigned requests |
+//! | `s3.access_key`, `s3.secret_key`, `s3.session_token` | credentials (secret: masked everywhere); without them, unsigned requests |
+//! | `s3.use_environment_credentials` | `true` lends the node's own `AWS_*` environment (keys, profile) to this catalog; never without it (issue 12) |
 //! | `use_path_style` | `true` (default) for `endpoint/bucket/key` requests, `false` for virtual-hosted buckets |
 //! | `location.rewrite-from` | a location prefix recorded in table metadata that now lives at `warehouse` (a copied warehouse, a fixture) |
 //!
@@ -184,10 +185,21 @@ fn rewrite_from(properties: &Properties) -> Option<String> {
 #[cfg(feature = "s3")]
 fn s3(bucket: &str, properties: &Properties) -> std::result::Result<Arc<dyn ObjectStore>, String> {
     use object_store::aws::AmazonS3Builder;
-    let mut builder = AmazonS3Builder::from_env()
+    let get = |key: &str| properties.get(key).map(str::trim).filter(|v| !v.is_empty());
+    let source = credential_source(
+        get("s3.access_key").is_some(),
+        get("s3.secret_key").is_some(),
+        get(USE_ENVIRONMENT_CREDENTIALS),
+    )?;
+    // The node's AWS_* environment only for a catalog that asked for it.
+    let builder = if source == CredentialSource::Environment {
+        AmazonS3Builder::from_env()
+    } else {
+        AmazonS3Builder::new()
+    };
+    let mut builder = builder
         .with_bucket_name(bucket)
         .with_client_options(crate::network::object_store_options());
-    let get = |key: &str| properties.get(key).map(str::trim).filter(|v| !v.is_empty());
     builder = builder.with_region(get("s3.region").unwrap_or("us-east-1"));
     if let Some(endpoint) = get("s3.endpoint") {
         let endpoint = if endpoint.contains("://") {
@@ -199,8 +211,8 @@ fn s3(bucket: &str, properties: &Properties) -> std::result::Result<Arc<dyn Obje
             .with_allow_http(endpoint.starts_with("http://"))
             .with_endpoint(endpoint);
     }
-    match (get("s3.access_key"), get("s3.secret_key")) {
-        (Some(access), Some(secret)) => {
+    match (source, get("s3.access_key"), get("s3.secret_key")) {
+        (CredentialSource::Catalog, Some(access), Some(secret)) => {
             builder = builder
                 .with_access_key_id(access)
                 .with_secret_access_key(secret);
@@ -208,12 +220,8 @@ fn s3(bucket: &str, properties: &Properties) -> std::result::Result<Arc<dyn Obje
                 builder = builder.with_token(token);
             }
         }
-        (None, None) => {
-            if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
-                builder = builder.with_skip_signature(true);
-            }
-        }
-        _ => return Err("set both 's3.access_key' and 's3.secret_key', or neither".to_owned()),
+        (CredentialSource::Unsigned, _, _) => builder = builder.with_skip_signature(true),
+        _ => {}
     }
     let path_style = match get("use_path_style")
         .map(str::to_ascii_lowercase)
@@ -227,6 +235,76 @@ fn s3(bucket: &str, properties: &Properties) -> std::result::Result<Arc<dyn Obje
     // The builder's messages name options, never their values.
     let store = builder.build().map_err(|e| format!("S3 store: {e}"))?;
     Ok(Arc::new(store))
+}
+
+/// The property that lends the node's `AWS_*` environment to a catalog.
+#[cfg(feature = "s3")]
+const USE_ENVIRONMENT_CREDENTIALS: &str = "s3.use_environment_credentials";
+
+/// Where a catalog's S3 requests get their credentials.
+#[cfg(feature = "s3")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CredentialSource {
+    /// `s3.access_key` and `s3.secret_key` of the catalog.
+    Catalog,
+    /// The node's `AWS_*` environment: only with `s3.use_environment_credentials = true`.
+    Environment,
+    /// None: unsigned requests (public buckets, open S3-compatible servers).
+    Unsigned,
+}
+
+#[cfg(feature = "s3")]
+fn credential_source(
+    access_key: bool,
+    secret_key: bool,
+    use_environment: Option<&str>,
+) -> std::result::Result<CredentialSource, String> {
+    let use_environment = match use_environment.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => {
+            return Err(format!(
+                "'{USE_ENVIRONMENT_CREDENTIALS}' must be true or false"
+            ));
+        }
+    };
+    match (access_key, secret_key, use_environment) {
+        (true, true, false) => Ok(CredentialSource::Catalog),
+        (false, false, true) => Ok(CredentialSource::Environment),
+        (false, false, false) => Ok(CredentialSource::Unsigned),
+        (true, true, true) => Err(format!(
+            "set 's3.access_key' and 's3.secret_key', or '{USE_ENVIRONMENT_CREDENTIALS}', not both"
+        )),
+        _ => Err("set both 's3.access_key' and 's3.secret_key', or neither".to_owned()),
+    }
+}
+
+#[cfg(all(test, feature = "s3"))]
+mod credential_tests {
+    use super::*;
+
+    #[test]
+    fn the_node_environment_is_lent_only_to_a_catalog_that_asks() {
+        assert_eq!(
+            credential_source(false, false, None),
+            Ok(CredentialSource::Unsigned)
+        );
+        assert_eq!(
+            credential_source(false, false, Some("false")),
+            Ok(CredentialSource::Unsigned)
+        );
+        assert_eq!(
+            credential_source(false, false, Some("TRUE")),
+            Ok(CredentialSource::Environment)
+        );
+        assert_eq!(
+            credential_source(true, true, None),
+            Ok(CredentialSource::Catalog)
+        );
+        assert!(credential_source(true, false, None).is_err());
+        assert!(credential_source(true, true, Some("true")).is_err());
+        assert!(credential_source(false, false, Some("yes")).is_err());
+    }
 }
 
 #[cfg(not(feature = "s3"))]
