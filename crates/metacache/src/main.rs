@@ -3,6 +3,7 @@
 
 #[cfg(feature = "jemalloc")]
 mod alloc;
+mod limits;
 mod sample;
 
 use std::path::PathBuf;
@@ -57,6 +58,14 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
+    match limits::raise_open_files() {
+        Some(open_files) if open_files < 4096 => tracing::warn!(
+            open_files,
+            "the open-file limit is low for a server: raise the hard limit (ulimit -Hn)"
+        ),
+        Some(open_files) => tracing::debug!(open_files, "open-file limit"),
+        None => {}
+    }
     let Command::Serve(args) = cli.command;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -3,6 +3,9 @@
 //! with 1040, and drops clients that never log in.
 
 mod common;
+// The binary's own open-file raise: the test holds 1,100 sockets too.
+#[path = "../src/limits.rs"]
+mod limits;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -51,6 +54,11 @@ fn log_in(port: u16, user: &str) -> TcpStream {
 
 #[test]
 fn idle_connections_never_lock_an_admin_out() {
+    let open_files = limits::raise_open_files().unwrap_or(u64::MAX);
+    assert!(
+        open_files > 1_200,
+        "this test holds 1,100 sockets; raise the hard open-file limit (ulimit -Hn {open_files})"
+    );
     let (_tmp, data) = data_dir();
     let server = Server::start(&data, &[]);
     let idle: Vec<TcpStream> = (0..1_100)
