@@ -22,6 +22,8 @@ use metacache_sql::{Output, SqlEngine};
 use serde::Deserialize;
 use serde_json::{Value as Json_, json};
 
+use subtle::ConstantTimeEq;
+
 use crate::error::ApiError;
 use crate::{lookaside, metadata, metrics};
 
@@ -86,7 +88,7 @@ async fn authorize(
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
-            .is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes())),
+            .is_some_and(|given| bool::from(given.as_bytes().ct_eq(token.as_bytes()))),
         None => peer.ip().is_loopback(),
     };
     if allowed {
@@ -110,10 +112,6 @@ async fn authorize(
         );
     }
     response
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 async fn metrics_text(State(state): State<HttpState>) -> Response {

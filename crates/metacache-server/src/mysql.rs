@@ -20,6 +20,8 @@ use rand::RngExt;
 use tokio::io::AsyncWrite;
 use tokio::net::TcpStream;
 
+use subtle::ConstantTimeEq;
+
 use crate::slots::{GuardedReader, Standing};
 
 /// What every connection shares.
@@ -186,7 +188,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
             self.front.users.iter().any(|(name, password)| {
                 *name == user
                     && mysql_common::scramble::scramble_native(salt, password.as_bytes())
-                        .is_some_and(|expected| expected.as_slice() == auth_data)
+                        .is_some_and(|expected| bool::from(expected.as_slice().ct_eq(auth_data)))
             })
         };
         if allowed {
