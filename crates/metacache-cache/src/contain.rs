@@ -27,12 +27,8 @@ impl LoaderPanicked {
             .copied()
             .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
             .unwrap_or("(no message)");
-        let mut end = text.len().min(MESSAGE_LIMIT);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
         Self {
-            message: text[..end].to_owned(),
+            message: text[..text.floor_char_boundary(MESSAGE_LIMIT)].to_owned(),
         }
     }
 }

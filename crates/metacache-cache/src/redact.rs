@@ -36,12 +36,11 @@ pub fn is_secret_name(name: &str) -> bool {
 
 /// `text` with the passwords of URLs and the values of secret parameters masked.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    let masked = mask_parameters(&mask_userinfo(text)).into_owned();
-    if masked == text {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(masked)
+    let userinfo = mask_userinfo(text);
+    if let Cow::Owned(masked) = mask_parameters(&userinfo) {
+        return Cow::Owned(masked);
     }
+    userinfo
 }
 
 /// `scheme://user:password@host` → `scheme://user:*XXX@host`, for every URL in `text`.
@@ -50,6 +49,7 @@ fn mask_userinfo(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
+    let mut changed = false;
     let mut rest = text;
     while let Some(at) = rest.find("://") {
         let (head, tail) = rest.split_at(at + 3);
@@ -65,10 +65,14 @@ fn mask_userinfo(text: &str) -> Cow<'_, str> {
                 out.push_str(&authority[..=colon]);
                 out.push_str(MASK);
                 out.push_str(&authority[at_sign..]);
+                changed = true;
             }
             _ => out.push_str(authority),
         }
         rest = &tail[authority_end..];
+    }
+    if !changed {
+        return Cow::Borrowed(text);
     }
     out.push_str(rest);
     Cow::Owned(out)

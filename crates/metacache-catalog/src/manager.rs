@@ -471,11 +471,6 @@ impl CatalogManager {
         std::time::Duration::from_secs(self.node.lock().config.query_timeout_seconds)
     }
 
-    /// `query_memory_limit` (fixed at start).
-    pub fn query_memory_limit(&self) -> u64 {
-        self.node.lock().config.query_memory_limit
-    }
-
     /// The node memory budget percentages refer to, and where it came from; `None` when it is
     /// neither configured nor detectable.
     pub fn node_memory(&self) -> Option<NodeMemory> {

@@ -255,18 +255,13 @@ pub const KEYS: &[ConfigKey] = &[
         secret: false,
         get: |c| c.query_timeout_seconds.to_string(),
         set: |c, v| {
-            c.query_timeout_seconds = v
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|s| (1..=86_400).contains(s))
-                .ok_or_else(|| {
-                    invalid(
-                        "query_timeout_seconds",
-                        v,
-                        "a whole number of seconds, 1 to 86400",
-                    )
-                })?;
+            c.query_timeout_seconds = whole_number(v, 1, 86_400).ok_or_else(|| {
+                invalid(
+                    "query_timeout_seconds",
+                    v,
+                    "a whole number of seconds, 1 to 86400",
+                )
+            })?;
             Ok(())
         },
     },
@@ -278,18 +273,13 @@ pub const KEYS: &[ConfigKey] = &[
         secret: false,
         get: |c| c.shutdown_grace_seconds.to_string(),
         set: |c, v| {
-            c.shutdown_grace_seconds = v
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|s| *s <= 3600)
-                .ok_or_else(|| {
-                    invalid(
-                        "shutdown_grace_seconds",
-                        v,
-                        "a whole number of seconds, 0 to 3600",
-                    )
-                })?;
+            c.shutdown_grace_seconds = whole_number(v, 0, 3600).ok_or_else(|| {
+                invalid(
+                    "shutdown_grace_seconds",
+                    v,
+                    "a whole number of seconds, 0 to 3600",
+                )
+            })?;
             Ok(())
         },
     },
@@ -301,7 +291,7 @@ pub const KEYS: &[ConfigKey] = &[
         secret: false,
         get: |c| c.mysql_max_connections.to_string(),
         set: |c, v| {
-            c.mysql_max_connections = seconds_or_count(v, 1, 100_000).ok_or_else(|| {
+            c.mysql_max_connections = whole_number(v, 1, 100_000).ok_or_else(|| {
                 invalid("mysql_max_connections", v, "a whole number, 1 to 100000")
             })?;
             Ok(())
@@ -315,7 +305,7 @@ pub const KEYS: &[ConfigKey] = &[
         secret: false,
         get: |c| c.mysql_handshake_timeout_seconds.to_string(),
         set: |c, v| {
-            c.mysql_handshake_timeout_seconds = seconds_or_count(v, 1, 3600).ok_or_else(|| {
+            c.mysql_handshake_timeout_seconds = whole_number(v, 1, 3600).ok_or_else(|| {
                 invalid(
                     "mysql_handshake_timeout_seconds",
                     v,
@@ -333,7 +323,7 @@ pub const KEYS: &[ConfigKey] = &[
         secret: false,
         get: |c| c.mysql_idle_timeout_seconds.to_string(),
         set: |c, v| {
-            c.mysql_idle_timeout_seconds = seconds_or_count(v, 1, 31_536_000).ok_or_else(|| {
+            c.mysql_idle_timeout_seconds = whole_number(v, 1, 31_536_000).ok_or_else(|| {
                 invalid(
                     "mysql_idle_timeout_seconds",
                     v,
@@ -351,7 +341,7 @@ pub const KEYS: &[ConfigKey] = &[
         secret: false,
         get: |c| c.source_connect_timeout_seconds.to_string(),
         set: |c, v| {
-            c.source_connect_timeout_seconds = seconds_or_count(v, 1, 3600).ok_or_else(|| {
+            c.source_connect_timeout_seconds = whole_number(v, 1, 3600).ok_or_else(|| {
                 invalid(
                     "source_connect_timeout_seconds",
                     v,
@@ -369,7 +359,7 @@ pub const KEYS: &[ConfigKey] = &[
         secret: false,
         get: |c| c.source_request_timeout_seconds.to_string(),
         set: |c, v| {
-            c.source_request_timeout_seconds = seconds_or_count(v, 1, 3600).ok_or_else(|| {
+            c.source_request_timeout_seconds = whole_number(v, 1, 3600).ok_or_else(|| {
                 invalid(
                     "source_request_timeout_seconds",
                     v,
@@ -398,7 +388,7 @@ pub const KEYS: &[ConfigKey] = &[
 ];
 
 /// A whole number within `min..=max`.
-fn seconds_or_count(value: &str, min: u64, max: u64) -> Option<u64> {
+fn whole_number(value: &str, min: u64, max: u64) -> Option<u64> {
     value
         .trim()
         .parse::<u64>()

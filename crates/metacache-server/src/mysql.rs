@@ -85,11 +85,6 @@ struct Connection {
 }
 
 impl Connection {
-    /// Answers a connection that got no session slot with `1040` and ends it.
-    fn refused(&self) -> Option<String> {
-        self.standing.refusal()
-    }
-
     fn session(&mut self) -> Result<&mut Session, metacache_sql::Error> {
         if self.session.is_none() {
             let user = self.user.lock().clone();
@@ -237,7 +232,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
         sql: &'a str,
         results: QueryResultWriter<'a, W>,
     ) -> io::Result<()> {
-        if let Some(refusal) = self.refused() {
+        if let Some(refusal) = self.standing.refusal() {
             results
                 .error(ErrorKind::ER_CON_COUNT_ERROR, refusal.as_bytes())
                 .await?;
@@ -263,7 +258,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
         database: &'a str,
         writer: InitWriter<'a, W>,
     ) -> io::Result<()> {
-        if let Some(refusal) = self.refused() {
+        if let Some(refusal) = self.standing.refusal() {
             writer
                 .error(ErrorKind::ER_CON_COUNT_ERROR, refusal.as_bytes())
                 .await?;

@@ -67,7 +67,8 @@ impl Slots {
         }
     }
 
-    /// Waits for a handshake slot (`None` once the limits are closed at shutdown).
+    /// Waits for a handshake slot (`None` only if its semaphore was closed, which nothing
+    /// does: the accept loop stops on its own signal).
     pub async fn handshake(&self) -> Option<OwnedSemaphorePermit> {
         Arc::clone(&self.handshakes).acquire_owned().await.ok()
     }
@@ -83,11 +84,6 @@ impl Slots {
                     .then(|| Arc::clone(&self.reserve).try_acquire_owned().ok())
                     .flatten()
             })
-    }
-
-    /// Stops handing out handshake slots (shutdown).
-    pub fn close(&self) {
-        self.handshakes.close();
     }
 }
 

@@ -20,19 +20,19 @@ pub struct NetworkTimeouts {
     pub request: Duration,
 }
 
+/// The timeouts before [`configure`]: 10 s to connect, 60 s per request.
+const DEFAULT: NetworkTimeouts = NetworkTimeouts {
+    connect: Duration::from_secs(10),
+    request: Duration::from_secs(60),
+};
+
 impl Default for NetworkTimeouts {
     fn default() -> Self {
-        Self {
-            connect: Duration::from_secs(10),
-            request: Duration::from_secs(60),
-        }
+        DEFAULT
     }
 }
 
-static TIMEOUTS: RwLock<NetworkTimeouts> = RwLock::new(NetworkTimeouts {
-    connect: Duration::from_secs(10),
-    request: Duration::from_secs(60),
-});
+static TIMEOUTS: RwLock<NetworkTimeouts> = RwLock::new(DEFAULT);
 
 /// Sets the timeouts of connectors built from now on.
 pub fn configure(timeouts: NetworkTimeouts) {

@@ -31,7 +31,7 @@ impl SqlEngine {
     /// An engine over `manager`, reporting `fe_host` as this node's name.
     pub fn new(manager: Arc<CatalogManager>, fe_host: &str) -> Arc<Self> {
         Arc::new(Self {
-            pool: query::memory_pool(manager.query_memory_limit()),
+            pool: query::memory_pool(manager.node_config().query_memory_limit),
             sources: Sources::new(Arc::clone(&manager)),
             system: SystemContext {
                 manager,

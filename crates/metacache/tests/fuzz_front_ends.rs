@@ -178,6 +178,17 @@ fn raw_mysql_session(addr: &str, after: &[u8]) {
     let _ = stream.read(&mut sink);
 }
 
+/// A generator seeded from `METACACHE_FUZZ_SEED`, or at random; the seed is printed so that a
+/// failure can be replayed.
+fn seeded(what: &str) -> StdRng {
+    let seed: u64 = std::env::var("METACACHE_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::rng().random());
+    eprintln!("{what} seed {seed} (METACACHE_FUZZ_SEED to replay)");
+    StdRng::seed_from_u64(seed)
+}
+
 /// Path segments the HTTP fuzz combines, with random bytes percent-encoded between them.
 const SEGMENTS: &[&str] = &[
     "api", "v1", "sql", "catalogs", "caches", "engines", "refresh", "metrics", "healthz", "hive",
@@ -217,12 +228,7 @@ fn raw_http(addr: &str, request: &[u8]) -> Option<(u16, String)> {
 
 #[test]
 fn random_paths_methods_and_headers_answer_json_errors() {
-    let seed: u64 = std::env::var("METACACHE_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand::rng().random());
-    eprintln!("HTTP fuzz seed {seed} (METACACHE_FUZZ_SEED to replay)");
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = seeded("HTTP fuzz");
     let (_tmp, data) = data_dir();
     let mut server = Server::start(&data, &[]);
     let http_addr = server.http.trim_start_matches("http://").to_owned();
@@ -278,26 +284,12 @@ fn random_paths_methods_and_headers_answer_json_errors() {
         json_errors >= 100,
         "only {json_errors} error answers: the fuzz missed the router"
     );
-    assert!(server.alive(), "the server is still running");
-    assert_eq!(
-        server.http("GET", "/healthz", None, None),
-        (200, "ok\n".to_owned())
-    );
-    assert!(
-        !server.log_text().contains("panicked"),
-        "no panic:\n{}",
-        server.log_text()
-    );
+    unharmed(&mut server);
 }
 
 #[test]
 fn random_sql_and_bytes_never_take_the_server_down() {
-    let seed: u64 = std::env::var("METACACHE_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand::rng().random());
-    eprintln!("front-end fuzz seed {seed} (METACACHE_FUZZ_SEED to replay)");
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = seeded("front-end fuzz");
     let (_tmp, data) = data_dir();
     let mut server = Server::start(&data, &[]);
     let mysql_addr = format!("127.0.0.1:{}", server.mysql_port);
@@ -358,6 +350,11 @@ fn random_sql_and_bytes_never_take_the_server_down() {
         };
         raw(&http_addr, &request);
     }
+    unharmed(&mut server);
+}
+
+/// The server is still running, answers the next MySQL and HTTP clients, and never panicked.
+fn unharmed(server: &mut Server) {
     assert!(server.alive(), "the server is still running");
     assert_eq!(
         server.query("SELECT 1 AS one"),
