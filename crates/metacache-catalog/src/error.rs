@@ -72,6 +72,20 @@ pub enum Error {
         /// The name.
         name: String,
     },
+    /// A location or host outside the node's allow-lists (`reach.rs`).
+    #[error(
+        "Catalog '{catalog}': '{property}' = '{value}' is outside {node_key}, the node's allow-list; the node's operator can add it to the configuration file"
+    )]
+    NotAllowed {
+        /// The catalog.
+        catalog: String,
+        /// The property, or what named the location (`table metadata`).
+        property: String,
+        /// The location or URL, with any password masked.
+        value: String,
+        /// `source_allowed_locations` or `source_allowed_hosts`.
+        node_key: &'static str,
+    },
     /// A statement on a catalog that does not exist.
     #[error("Unknown catalog '{name}'")]
     UnknownCatalog {
@@ -128,6 +142,14 @@ pub enum Error {
         value: String,
         /// What is accepted.
         expected: &'static str,
+    },
+    /// An allow-list configuration value with a rule that does not parse.
+    #[error("Invalid value for configuration key '{key}': {reason}")]
+    InvalidConfigList {
+        /// The key.
+        key: &'static str,
+        /// The rule at fault and why (it quotes the rule).
+        reason: String,
     },
     /// The configuration file could not be read or is not TOML.
     #[error("Cannot read configuration file {path}: {detail}")]

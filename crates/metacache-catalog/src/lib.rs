@@ -9,12 +9,15 @@
 //! - [`validate`]: the property rules and messages of §4 and §6.
 //! - [`CatalogStore`]: durable definitions; [`FileStore`] (one file, atomic replace) is the
 //!   embedded default, [`MemoryStore`] for embedding without persistence.
+//! - [`reach`]: the node's allow-lists of locations and hosts catalogs may make it read.
 //! - [`NodeConfig`]: defaults → TOML file → `METACACHE_*` environment; [`memory`] finds the
 //!   node memory budget that percentages refer to.
 //!
 //! # Invariants
 //! - A statement with any invalid property changes nothing, in memory or in the store.
 //! - An acknowledged statement is in the store.
+//! - No catalog is created or altered to name a location or host outside the node's
+//!   allow-lists ([`reach`]).
 //! - Secret property values leave the process only as `*XXX` ([`Properties::masked`]).
 //! - Caches dropped by ALTER or DROP are retired: their bytes go back at once and loads in
 //!   flight never store into them or into their replacements.
@@ -27,6 +30,7 @@ mod manager;
 pub mod memory;
 pub mod node_config;
 mod properties;
+pub mod reach;
 pub mod store;
 pub mod validate;
 
@@ -36,4 +40,5 @@ pub use key::{CacheId, DatabaseKey, MetaKey, TableKey};
 pub use manager::{CatalogManager, ConfigRow, CreateCatalog, ManagerOptions, Outcome};
 pub use node_config::NodeConfig;
 pub use properties::{MASK, Properties, TYPE_KEY, is_secret_key};
+pub use reach::Reach;
 pub use store::{CatalogStore, Change, FileStore, MemoryStore, StoredState};

@@ -267,6 +267,11 @@ impl CatalogManager {
             &statement.properties,
             &statement.properties,
         )?;
+        self.node
+            .lock()
+            .config
+            .reach()
+            .check_properties(&statement.name, &statement.properties)?;
         let now = self.governor.clock().wall_millis();
         let def = CatalogDef {
             name: statement.name,
@@ -310,6 +315,13 @@ impl CatalogManager {
             }
         }
         let warnings = validate::check_statement(&self.registry, &properties, &merged)?;
+        // What the statement sets; a stored value outside narrowed lists is refused when the
+        // connector is built, and does not block changing the catalog's quotas.
+        self.node
+            .lock()
+            .config
+            .reach()
+            .check_properties(name, &properties)?;
         let scope = self.alter_scope(&old.properties.changed_keys(&merged));
         if scope.is_empty() && merged == old.properties {
             return Ok(Outcome {

@@ -173,6 +173,11 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "mysql_idle_timeout_seconds",
             "source_connect_timeout_seconds",
             "source_request_timeout_seconds",
+            "source_allowed_locations",
+            "source_allowed_hosts",
+            "tls_cert_file",
+            "tls_key_file",
+            "mysql_require_secure_transport",
             "sample_catalog",
             "node_memory_budget_bytes",
             "external_meta_cache_max_weight_bytes"

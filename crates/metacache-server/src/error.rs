@@ -43,6 +43,7 @@ fn catalog_status(error: &CatalogError) -> StatusCode {
         | CatalogError::CatalogDropped { .. } => StatusCode::NOT_FOUND,
         CatalogError::CatalogExists { .. } | CatalogError::CacheType { .. } => StatusCode::CONFLICT,
         CatalogError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        CatalogError::NotAllowed { .. } => StatusCode::FORBIDDEN,
         _ => StatusCode::BAD_REQUEST,
     }
 }

@@ -5,7 +5,6 @@
 //! configured; with none, only loopback clients are served. Bodies above `http_body_limit` get
 //! 413 before they are read in full.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Json;
@@ -25,6 +24,7 @@ use serde_json::{Value as Json_, json};
 use subtle::ConstantTimeEq;
 
 use crate::error::ApiError;
+use crate::tls::Peer;
 use crate::{lookaside, metadata, metrics};
 
 /// What the handlers share.
@@ -34,7 +34,7 @@ pub struct HttpState {
     token: Option<Arc<str>>,
 }
 
-/// The router, ready to serve with `ConnectInfo<SocketAddr>`.
+/// The router, ready to serve with `ConnectInfo<Peer>` (with or without TLS).
 pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) -> Router {
     let state = HttpState {
         engine: Arc::clone(&engine),
@@ -78,7 +78,7 @@ pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) 
 
 async fn authorize(
     State(state): State<HttpState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
     request: Request,
     next: Next,
 ) -> Response {

@@ -5,6 +5,8 @@
 //! - [`http`]: the axum router — `/api/v1/sql`, `/metrics`, `/healthz`, catalogs and engines
 //!   as JSON, and the look-aside caches ([`lookaside`]).
 //! - [`metrics`]: Prometheus exposition built from the statistics at scrape time.
+//! - [`tls`]: optional TLS of both front ends; [`hangup`]: cancels the statement of a MySQL
+//!   client that went away; [`slots`]: what a MySQL connection may hold, and for how long.
 //! - [`serve`]: binds nothing itself; runs both listeners until `shutdown` resolves, then
 //!   stops accepting, lets connections finish for a grace period and closes the rest.
 //!
@@ -13,12 +15,14 @@
 //! - Errors reach clients as MySQL error packets or JSON with the same message and code.
 
 pub mod error;
+pub mod hangup;
 pub mod http;
 pub mod lookaside;
 pub mod metadata;
 pub mod metrics;
 pub mod mysql;
 pub mod slots;
+pub mod tls;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -48,12 +52,14 @@ pub struct ServerOptions {
     pub idle_timeout: Duration,
     /// How long open connections may go on after shutdown starts.
     pub grace: Duration,
+    /// TLS of both front ends; `None` for plain connections.
+    pub tls: Option<Arc<tls::Tls>>,
 }
 
 impl ServerOptions {
-    /// Options from the node configuration.
-    pub fn from_config(config: &NodeConfig) -> Self {
-        Self {
+    /// Options from the node configuration; fails on unusable TLS files.
+    pub fn from_config(config: &NodeConfig) -> Result<Self, tls::TlsError> {
+        Ok(Self {
             users: config.auth_users.clone(),
             http_token: Some(config.http_token.clone()).filter(|t| !t.is_empty()),
             body_limit: usize::try_from(config.http_body_limit).unwrap_or(usize::MAX),
@@ -61,7 +67,12 @@ impl ServerOptions {
             handshake_timeout: Duration::from_secs(config.mysql_handshake_timeout_seconds),
             idle_timeout: Duration::from_secs(config.mysql_idle_timeout_seconds),
             grace: Duration::from_secs(config.shutdown_grace_seconds),
-        }
+            tls: tls::Tls::load(
+                &config.tls_cert_file,
+                &config.tls_key_file,
+                config.mysql_require_secure_transport,
+            )?,
+        })
     }
 }
 
@@ -118,17 +129,26 @@ pub async fn serve(
         options.body_limit,
     );
     let mut http_stop = stop_rx.clone();
-    let http = tokio::spawn(async move {
-        axum::serve(
-            listeners.http,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
-            let _ = http_stop.wait_for(|stop| *stop).await;
-        })
-        .await
-    });
-    let front = mysql::MysqlFrontEnd::new(engine, options.users.clone());
+    let stopped = async move {
+        let _ = http_stop.wait_for(|stop| *stop).await;
+    };
+    let service = router.into_make_service_with_connect_info::<tls::Peer>();
+    let http = match &options.tls {
+        Some(tls) => {
+            let listener = tls::TlsListener::new(listeners.http, Arc::clone(&tls.http))?;
+            tokio::spawn(async move {
+                axum::serve(listener, service)
+                    .with_graceful_shutdown(stopped)
+                    .await
+            })
+        }
+        None => tokio::spawn(async move {
+            axum::serve(listeners.http, service)
+                .with_graceful_shutdown(stopped)
+                .await
+        }),
+    };
+    let front = mysql::MysqlFrontEnd::new(engine, options.users.clone(), options.tls.clone());
     serve_mysql(listeners.mysql, front, &options, stop_rx).await;
     match tokio::time::timeout(options.grace, http).await {
         Ok(Ok(result)) => result,

@@ -7,13 +7,13 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use async_trait::async_trait;
 use metacache_sql::{ColumnType as SqlType, Output, Session, SqlEngine, Value};
 use opensrv_mysql::{
     AsyncMysqlIntermediary, AsyncMysqlShim, Column, ColumnFlags, ColumnType, ErrorKind, InitWriter,
-    OkResponse, ParamParser, QueryResultWriter, StatementMetaWriter,
+    IntermediaryOptions, OkResponse, ParamParser, QueryResultWriter, StatementMetaWriter,
 };
 use parking_lot::Mutex;
 use rand::RngExt;
@@ -22,21 +22,30 @@ use tokio::net::TcpStream;
 
 use subtle::ConstantTimeEq;
 
+use crate::hangup::Hangup;
 use crate::slots::{GuardedReader, Standing};
+use crate::tls::Tls;
 
 /// What every connection shares.
 pub struct MysqlFrontEnd {
     engine: Arc<SqlEngine>,
     users: Vec<(String, String)>,
+    tls: Option<Arc<Tls>>,
     next_id: AtomicU32,
 }
 
 impl MysqlFrontEnd {
-    /// A front end over `engine`, with `users` (`user`, `password`); empty for loopback only.
-    pub fn new(engine: Arc<SqlEngine>, users: Vec<(String, String)>) -> Arc<Self> {
+    /// A front end over `engine`, with `users` (`user`, `password`; empty for loopback only),
+    /// offering TLS when `tls` is set (`tls.rs`).
+    pub fn new(
+        engine: Arc<SqlEngine>,
+        users: Vec<(String, String)>,
+        tls: Option<Arc<Tls>>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             engine,
             users,
+            tls,
             next_id: AtomicU32::new(1),
         })
     }
@@ -51,7 +60,8 @@ impl MysqlFrontEnd {
     ) {
         let _ = stream.set_nodelay(true);
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let connection = Connection {
+        let hangup = Arc::new(Hangup::watch(&stream));
+        let mut connection = Connection {
             front: Arc::clone(self),
             peer,
             id,
@@ -59,10 +69,43 @@ impl MysqlFrontEnd {
             user: Mutex::new(String::new()),
             session: None,
             standing: Arc::clone(&standing),
+            hangup,
+            secure: false,
+            insecure: AtomicBool::new(false),
         };
-        let (reader, writer) = stream.into_split();
+        let (reader, mut writer) = stream.into_split();
         let reader = GuardedReader::new(reader, standing);
-        if let Err(error) = AsyncMysqlIntermediary::run_on(connection, reader, writer).await {
+        let ended = match &self.tls {
+            None => AsyncMysqlIntermediary::run_on(connection, reader, writer).await,
+            Some(tls) => {
+                let config = Some(Arc::clone(&tls.mysql));
+                match AsyncMysqlIntermediary::init_before_ssl(
+                    &mut connection,
+                    reader,
+                    &mut writer,
+                    &config,
+                )
+                .await
+                {
+                    Ok((true, init)) => {
+                        connection.secure = true;
+                        let config = Arc::clone(&tls.mysql);
+                        let options = IntermediaryOptions::default();
+                        opensrv_mysql::secure_run_with_options(
+                            connection, writer, options, config, init,
+                        )
+                        .await
+                    }
+                    Ok((false, init)) => {
+                        let options = IntermediaryOptions::default();
+                        opensrv_mysql::plain_run_with_options(connection, writer, options, init)
+                            .await
+                    }
+                    Err(error) => Err(error),
+                }
+            }
+        };
+        if let Err(error) = ended {
             tracing::debug!(%peer, connection = id, "mysql connection ended: {error}");
         }
     }
@@ -82,9 +125,30 @@ struct Connection {
     user: Mutex<String>,
     session: Option<Session>,
     standing: Arc<Standing>,
+    /// Cancels the running statement when the client hangs up (`hangup.rs`).
+    hangup: Arc<Hangup>,
+    /// Whether the client switched to TLS.
+    secure: bool,
+    /// Logged in without TLS where `mysql_require_secure_transport` asks for it: refused at
+    /// its first packet after the login.
+    insecure: AtomicBool,
 }
 
 impl Connection {
+    /// Why the connection may not run statements, if it may not: no session slot was left for
+    /// it, or it logged in without TLS where TLS is required.
+    fn refusal(&self) -> Option<(ErrorKind, String)> {
+        if let Some(refusal) = self.standing.refusal() {
+            return Some((ErrorKind::ER_CON_COUNT_ERROR, refusal));
+        }
+        self.insecure.load(Ordering::Relaxed).then(|| {
+            (
+                ErrorKind::ER_ACCESS_DENIED_ERROR,
+                "Connections using insecure transport are prohibited while mysql_require_secure_transport = true; connect with TLS (mysql --ssl)".to_owned(),
+            )
+        })
+    }
+
     fn session(&mut self) -> Result<&mut Session, metacache_sql::Error> {
         if self.session.is_none() {
             let user = self.user.lock().clone();
@@ -187,7 +251,14 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
             })
         };
         if allowed {
-            self.standing.logged_in(&user);
+            if !self.secure && self.front.tls.as_ref().is_some_and(|t| t.require_mysql) {
+                // Refused at its first packet; until then it keeps only its handshake slot and
+                // the login timeout, never a session slot.
+                tracing::warn!(peer = %self.peer, user, "mysql login without TLS refused");
+                self.insecure.store(true, Ordering::Relaxed);
+            } else {
+                self.standing.logged_in(&user);
+            }
             *self.user.lock() = user;
         } else {
             tracing::warn!(peer = %self.peer, user, "mysql login refused");
@@ -232,14 +303,26 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
         sql: &'a str,
         results: QueryResultWriter<'a, W>,
     ) -> io::Result<()> {
-        if let Some(refusal) = self.standing.refusal() {
-            results
-                .error(ErrorKind::ER_CON_COUNT_ERROR, refusal.as_bytes())
-                .await?;
-            return Err(io::Error::other("too many connections"));
+        if let Some((kind, refusal)) = self.refusal() {
+            results.error(kind, refusal.as_bytes()).await?;
+            return Err(io::Error::other("connection refused after login"));
         }
+        let hangup = Arc::clone(&self.hangup);
+        let id = self.id;
         let outcome = match self.session() {
-            Ok(session) => session.execute(sql).await,
+            // Dropping the statement's future cancels it: its plan's tasks stop and its
+            // memory reservation is given back.
+            Ok(session) => tokio::select! {
+                biased;
+                outcome = session.execute(sql) => outcome,
+                () = hangup.closed() => {
+                    tracing::info!(connection = id, "client hung up; its running statement was cancelled");
+                    return Err(io::Error::new(
+                        io::ErrorKind::ConnectionAborted,
+                        "client hung up during a statement",
+                    ));
+                }
+            },
             Err(error) => Err(error),
         };
         match outcome {
@@ -258,11 +341,9 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
         database: &'a str,
         writer: InitWriter<'a, W>,
     ) -> io::Result<()> {
-        if let Some(refusal) = self.standing.refusal() {
-            writer
-                .error(ErrorKind::ER_CON_COUNT_ERROR, refusal.as_bytes())
-                .await?;
-            return Err(io::Error::other("too many connections"));
+        if let Some((kind, refusal)) = self.refusal() {
+            writer.error(kind, refusal.as_bytes()).await?;
+            return Err(io::Error::other("connection refused after login"));
         }
         // `catalog.database` (what `mysql -D c.db` and the client's own `use c.db` send) names
         // a database of a catalog, as in Doris.

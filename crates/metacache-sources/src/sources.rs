@@ -69,7 +69,10 @@ impl Sources {
             return Ok(Arc::clone(&b.connector));
         }
         built.retain(|_, b| !b.catalog.is_dropped());
-        let connector = build(&current, &properties)?;
+        // A catalog stored before the node's allow-lists were narrowed reads nothing outside them.
+        let reach = self.manager.node_config().reach();
+        reach.check_properties(catalog, &properties)?;
+        let connector = build(&current, &properties, reach)?;
         built.insert(
             catalog.to_owned(),
             Built {
@@ -82,7 +85,12 @@ impl Sources {
     }
 }
 
-fn build(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Connector>> {
+#[cfg_attr(not(feature = "iceberg"), allow(unused_variables))]
+fn build(
+    catalog: &Arc<Catalog>,
+    properties: &Properties,
+    reach: metacache_catalog::Reach,
+) -> Result<Arc<dyn Connector>> {
     let name = catalog.name();
     let catalog_type = catalog.def().catalog_type();
     match catalog_type.as_str() {
@@ -101,7 +109,7 @@ fn build(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Conn
             Ok(Arc::new(HiveConnector::new(Arc::clone(catalog), warehouse)))
         }
         #[cfg(feature = "iceberg")]
-        "iceberg" => iceberg(catalog, properties),
+        "iceberg" => iceberg(catalog, properties, reach),
         #[cfg(feature = "lance")]
         "lance" => Ok(Arc::new(crate::lance::LanceConnector::open(
             Arc::clone(catalog),
@@ -127,7 +135,11 @@ fn build(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Conn
 /// `iceberg.catalog.type`: `hadoop` (tables found in the warehouse; the default), `jdbc`/`sql`
 /// (a SQLite SQL catalog named by `uri`) or `rest` (a REST catalog at `uri`).
 #[cfg(feature = "iceberg")]
-fn iceberg(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Connector>> {
+fn iceberg(
+    catalog: &Arc<Catalog>,
+    properties: &Properties,
+    reach: metacache_catalog::Reach,
+) -> Result<Arc<dyn Connector>> {
     use crate::iceberg::{
         DirectoryCatalog, IcebergConnector, RestCatalog, SqliteCatalog, Storage, TableCatalog,
     };
@@ -158,6 +170,7 @@ fn iceberg(catalog: &Arc<Catalog>, properties: &Properties) -> Result<Arc<dyn Co
         let storage = Storage::Buckets {
             catalog: name.to_owned(),
             properties: properties.clone(),
+            reach,
             opened: parking_lot::Mutex::new(std::collections::HashMap::new()),
         };
         return Ok(Arc::new(IcebergConnector::new(

@@ -95,7 +95,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         config.fe_host.clone()
     };
     let listeners = Listeners::bind(&config.mysql_addr, &config.http_addr).await?;
-    let server_options = ServerOptions::from_config(&config);
+    let server_options = ServerOptions::from_config(&config)?;
     let mut options = ManagerOptions::new(Arc::new(store));
     options.config = config.clone();
     let manager =

@@ -11,6 +11,11 @@ use common::*;
 const CROSS_JOIN: &str = "SELECT * FROM information_schema.columns a, \
      information_schema.columns b, information_schema.columns c";
 
+/// Minutes of work in constant memory (a string function over billions of joined rows).
+const SLOW: &str = "SELECT max(concat(a.column_name, b.column_name, c.column_name, d.column_name)) \
+     FROM information_schema.columns a, information_schema.columns b, \
+     information_schema.columns c, information_schema.columns d, information_schema.columns e";
+
 #[test]
 fn a_query_cannot_take_the_node_past_its_memory() {
     let (_tmp, data) = data_dir();
@@ -56,12 +61,7 @@ fn a_query_that_runs_too_long_is_cut_off() {
     let server = Server::start(&data, &[]);
     server.query("ADMIN SET FRONTEND CONFIG ('query_timeout_seconds' = '1')");
     let started = std::time::Instant::now();
-    // Billions of rows through a string function: minutes of work, in constant memory.
-    let error = server.fails(
-        "SELECT max(concat(a.column_name, b.column_name, c.column_name, d.column_name)) \
-         FROM information_schema.columns a, information_schema.columns b, \
-         information_schema.columns c, information_schema.columns d, information_schema.columns e",
-    );
+    let error = server.fails(SLOW);
     assert!(
         error.starts_with("ERROR 1317")
             && error.contains("maximum statement execution time exceeded (1 s"),
@@ -83,23 +83,73 @@ fn a_query_that_runs_too_long_is_cut_off() {
 }
 
 #[test]
+fn a_client_that_hangs_up_cancels_its_statement() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    let mut client = std::process::Command::new(mysql_client())
+        .args(["-h", "127.0.0.1", "-P", &server.mysql_port.to_string()])
+        .args(["-u", "root", "-e", SLOW])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("mysql client runs");
+    // The statement is running once the server burns CPU (it would for minutes).
+    let started = std::time::Instant::now();
+    let busy = |window_ms: u64| {
+        let before = server.cpu_ticks();
+        std::thread::sleep(std::time::Duration::from_millis(window_ms));
+        server.cpu_ticks() - before
+    };
+    while busy(500) < 25 {
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "the statement did not start within 30 s"
+        );
+    }
+    // The client dies the way a closed laptop or a killed script does: no KILL QUERY, no
+    // COM_QUIT, only the kernel closing its socket.
+    client.kill().expect("kill the client");
+    client.wait().expect("reap the client");
+    let hung_up = std::time::Instant::now();
+    while !server.log_text().contains("client hung up") {
+        assert!(
+            hung_up.elapsed().as_secs() < 20,
+            "no cancel within 20 s of the hang-up: {}",
+            server.log_text()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Without the cancel the statement would go on using a core until query_timeout_seconds
+    // (60 s): about 200 ticks in 2 s.
+    let ticks = busy(2000);
+    assert!(ticks < 50, "{ticks} ticks in 2 s after the cancel");
+    assert_eq!(
+        server.query("SELECT 1 AS one"),
+        "one\n1\n",
+        "the server stays up"
+    );
+}
+
+#[test]
 fn a_stop_cancels_a_running_query_after_the_grace_period() {
     let (_tmp, data) = data_dir();
     let mut server = Server::start(&data, &[("METACACHE_SHUTDOWN_GRACE_SECONDS", "1")]);
     let port = server.mysql_port;
-    let query =
-        std::thread::spawn(move || {
-            std::process::Command::new(mysql_client())
-            .args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", "root", "-e"])
-            .arg(
-                "SELECT max(concat(a.column_name, b.column_name, c.column_name, d.column_name)) \
-                 FROM information_schema.columns a, information_schema.columns b, \
-                 information_schema.columns c, information_schema.columns d, \
-                 information_schema.columns e",
-            )
+    let query = std::thread::spawn(move || {
+        std::process::Command::new(mysql_client())
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-P",
+                &port.to_string(),
+                "-u",
+                "root",
+                "-e",
+            ])
+            .arg(SLOW)
             .output()
             .expect("mysql client runs")
-        });
+    });
     // Let the query start (it would run for minutes).
     std::thread::sleep(std::time::Duration::from_secs(1));
     let stop_asked = std::time::Instant::now();

@@ -31,7 +31,11 @@ use metacache_engines::builtin::{default, hive};
 use object_store::ObjectStore as _;
 
 pub use metastore::{FileMetastore, Metastore, STATS_FILE, TABLE_FILE};
-pub(crate) use metastore::{database_dirs, subdirectories, table_dirs};
+// The directory walks other connectors share (Paimon, Iceberg directory catalogs, Lance).
+#[cfg(any(feature = "iceberg", feature = "lance"))]
+pub(crate) use metastore::subdirectories;
+#[cfg(feature = "paimon")]
+pub(crate) use metastore::{database_dirs, table_dirs};
 pub use values::{
     ColumnKey, ColumnStatistics, HivePartition, HiveTable, LocationKey, PartitionKey,
     PartitionNames, PartitionView,

@@ -100,6 +100,8 @@ pub enum Storage {
         catalog: String,
         /// Its properties (`s3.*`, `location.rewrite-from`).
         properties: Properties,
+        /// The node's allow-lists: every location metadata names is checked against them.
+        reach: metacache_catalog::Reach,
         /// Buckets opened so far.
         opened: Mutex<HashMap<String, Warehouse>>,
     },
@@ -113,6 +115,7 @@ impl Storage {
             Storage::Buckets {
                 catalog,
                 properties,
+                reach,
                 opened,
             } => {
                 let get = |key: &str| properties.get(key).map(|v| v.trim().trim_end_matches('/'));
@@ -122,6 +125,7 @@ impl Storage {
                     }
                     _ => location.to_owned(),
                 };
+                reach.check_location(catalog, "table metadata", &location)?;
                 let bucket = location
                     .strip_prefix("s3://")
                     .and_then(|rest| rest.split('/').next())

@@ -34,6 +34,30 @@ pub fn mysql_client() -> &'static str {
     panic!("no mysql client found: run `make test-deps` (scripts/test-deps.sh) first");
 }
 
+/// `metacache serve` on free loopback ports with `data_dir`.
+fn serve_command(data_dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_metacache"));
+    command
+        .args(["serve", "--mysql-addr", "127.0.0.1:0"])
+        .args(["--http-addr", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir);
+    command
+}
+
+/// Runs `metacache serve` with extra environment, expecting it to refuse to start: its stderr.
+pub fn start_refused(data_dir: &Path, env: &[(&str, &str)]) -> String {
+    let mut command = serve_command(data_dir);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let output = command.output().expect("metacache runs");
+    assert!(
+        !output.status.success(),
+        "metacache started with {env:?}; it should have refused"
+    );
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 /// What the client printed.
 pub struct Reply {
     /// Standard output.
@@ -49,17 +73,8 @@ impl Server {
     pub fn start(data_dir: &Path, env: &[(&str, &str)]) -> Server {
         let log = data_dir.with_extension("log");
         let log_file = std::fs::File::create(&log).expect("log file");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_metacache"));
+        let mut command = serve_command(data_dir);
         command
-            .args([
-                "serve",
-                "--mysql-addr",
-                "127.0.0.1:0",
-                "--http-addr",
-                "127.0.0.1:0",
-                "--data-dir",
-            ])
-            .arg(data_dir)
             .stdout(Stdio::piped())
             .stderr(log_file)
             .stdin(Stdio::null())
@@ -119,6 +134,23 @@ impl Server {
             .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or_else(|| panic!("no {field} in /proc status"))
+    }
+
+    /// CPU time the server has used, user and system, in clock ticks (`/proc/<pid>/stat`).
+    pub fn cpu_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()))
+            .expect("the server's /proc stat");
+        // Fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        // utime and stime are the 14th and 15th fields; the 3rd is fields[0] here.
+        let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
+        ticks(11)
+            .zip(ticks(12))
+            .map(|(user, system)| user + system)
+            .expect("utime and stime in /proc stat")
     }
 
     /// Runs `sql` with the mysql client as `root` (no password), tab-separated output.
