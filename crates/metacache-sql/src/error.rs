@@ -27,6 +27,12 @@ pub enum Error {
     /// An empty request.
     #[error("Empty statement")]
     Empty,
+    /// A statement that needs a current database, with none selected.
+    #[error("No database selected: {hint}")]
+    NoDatabase {
+        /// How to name one.
+        hint: String,
+    },
     /// A database other than `information_schema`.
     #[error("Unknown database '{name}'")]
     UnknownDatabase {
@@ -79,6 +85,7 @@ impl Error {
         match self {
             Error::Parse { .. } | Error::Empty | Error::MultipleStatements { .. } => 1064, // ER_PARSE_ERROR
             Error::Unsupported { .. } => 1235, // ER_NOT_SUPPORTED_YET
+            Error::NoDatabase { .. } => 1046,  // ER_NO_DB_ERROR (SQLSTATE 3D000)
             Error::UnknownDatabase { .. } => 1049, // ER_BAD_DB_ERROR
             Error::UnknownColumn { .. } => 1054, // ER_BAD_FIELD_ERROR
             Error::UnknownTable { .. } => 1146, // ER_NO_SUCH_TABLE

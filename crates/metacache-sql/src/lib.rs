@@ -10,7 +10,8 @@
 //!   in order), `catalog_meta_cache_nodes`, `catalogs`, `tables`, `columns`, `schemata` — as a
 //!   DataFusion schema whose tables are snapshots taken when a query plans.
 //! - [`query`]: the DataFusion side: a guard that admits only queries, a per-query memory
-//!   limit, and MySQL-style headers.
+//!   limit, and MySQL-style headers; [`mysql_compat`]: MySQL's arithmetic (`1/0` is NULL) and
+//!   the functions drivers' metadata queries call (`IF`, `LOCATE`, `UCASE`, …).
 //!
 //! # Invariants
 //! - SELECT never changes anything: DDL, DML and `SET` plans are refused before execution.
@@ -19,6 +20,8 @@
 
 mod error;
 mod metadata;
+pub mod mysql_compat;
+mod mysql_show;
 mod output;
 pub mod query;
 mod session;

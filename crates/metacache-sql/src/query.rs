@@ -31,6 +31,7 @@ use datafusion::execution::memory_pool::{
     GreedyMemoryPool, MemoryConsumer, MemoryPool, MemoryReservation,
 };
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::{Expr, SelectItem, SetExpr, Statement as AstStatement};
@@ -77,7 +78,12 @@ pub fn new_context(system: SystemContext, pool: Arc<dyn MemoryPool>) -> Result<S
         .with_table_functions(HashMap::new())
         .with_physical_optimizer_rule(Arc::new(YieldEverywhere))
         .build();
+    let planners = crate::mysql_compat::planners(state.expr_planners());
+    let state = SessionStateBuilder::new_from_existing(state)
+        .with_expr_planners(planners)
+        .build();
     let ctx = SessionContext::new_with_state(state);
+    crate::mysql_compat::install(&ctx);
     for name in UNBOUNDED_FUNCTIONS {
         ctx.deregister_udf(name);
     }
@@ -129,9 +135,8 @@ pub fn query_error(error: DataFusionError) -> Error {
     Error::Query { message }
 }
 
-/// Runs a read-only query. The reservation holds the result's bytes in the node's query pool;
-/// dropping it gives them back.
-pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(Output, MemoryReservation)> {
+/// Plans a read-only query: its plan and the headers of its columns.
+async fn plan(ctx: &SessionContext, sql: &str) -> Result<(LogicalPlan, Headers)> {
     let mut statements =
         DFParser::parse_sql_with_dialect(sql, &MySqlDialect {}).map_err(|e| Error::Parse {
             message: format!(
@@ -145,6 +150,17 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(Output, MemoryReser
         (Some(_), more) => return Err(Error::MultipleStatements { count: more + 1 }),
     };
     let headers = Headers::of(&statement);
+    // MySQL column names are case-insensitive even when quoted; DataFusion's quoted identifiers
+    // are not, and every name here is lower case: plan the text with backquoted names lowered
+    // (`FE_HOST` as SQLAlchemy writes it finds `fe_host`). Headers come from the text as sent.
+    let mut statement = match lower_quoted_identifiers(sql) {
+        Some(lowered) => DFParser::parse_sql_with_dialect(&lowered, &MySqlDialect {})
+            .ok()
+            .and_then(|mut s| s.pop_front())
+            .unwrap_or(statement),
+        None => statement,
+    };
+    crate::mysql_compat::rewrite_statement(&mut statement);
     let plan = ctx
         .state()
         .statement_to_plan(statement)
@@ -158,6 +174,27 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(Output, MemoryReser
         .map_err(|_| Error::Unsupported {
             what: "statements that change data".to_owned(),
         })?;
+    Ok((plan, headers))
+}
+
+/// The columns a read-only query would answer, without running it (for a prepared
+/// statement's metadata).
+pub async fn columns(ctx: &SessionContext, sql: &str) -> Result<Vec<Column>> {
+    let (plan, headers) = plan(ctx, sql).await?;
+    let schema = plan.schema().as_arrow().clone();
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    Ok(headers
+        .resolve(&names)
+        .into_iter()
+        .zip(schema.fields())
+        .map(|(name, field)| Column::new(name, column_type(field.data_type())))
+        .collect())
+}
+
+/// Runs a read-only query. The reservation holds the result's bytes in the node's query pool;
+/// dropping it gives them back.
+pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(Output, MemoryReservation)> {
+    let (plan, headers) = plan(ctx, sql).await?;
     let frame = ctx.execute_logical_plan(plan).await.map_err(query_error)?;
     let schema = frame.schema().as_arrow().clone();
     let mut stream = frame.execute_stream().await.map_err(query_error)?;
@@ -185,6 +222,24 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(Output, MemoryReser
         .map(|(name, field)| Column::new(name, column_type(field.data_type())))
         .collect();
     Ok((Output::Rows { columns, rows }, reservation))
+}
+
+/// `sql` with every backquoted identifier lower-cased; `None` when it has none.
+fn lower_quoted_identifiers(sql: &str) -> Option<String> {
+    use crate::statement::tokens::{Token, raw};
+    // Raw tokens: the rest of the text, string escapes included, comes back as written.
+    let mut tokens = raw(sql).ok()?;
+    let mut changed = false;
+    for token in &mut tokens {
+        if let Token::Word(word) = token
+            && word.quote_style == Some('`')
+            && word.value.chars().any(char::is_uppercase)
+        {
+            word.value = word.value.to_lowercase();
+            changed = true;
+        }
+    }
+    changed.then(|| tokens.iter().map(ToString::to_string).collect())
 }
 
 /// Bytes a converted row holds.

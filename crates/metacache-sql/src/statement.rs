@@ -107,6 +107,42 @@ pub enum Statement {
     },
     /// `SHOW WARNINGS`.
     ShowWarnings,
+    /// `SHOW [GLOBAL|SESSION] STATUS [LIKE '…']`.
+    ShowStatus {
+        /// Pattern.
+        like: Option<String>,
+    },
+    /// `SHOW [FULL] PROCESSLIST`.
+    ShowProcesslist,
+    /// `SHOW COLLATION [LIKE '…']`.
+    ShowCollation {
+        /// Pattern.
+        like: Option<String>,
+    },
+    /// `SHOW CHARACTER SET [LIKE '…']`, `SHOW CHARSET`.
+    ShowCharset {
+        /// Pattern.
+        like: Option<String>,
+    },
+    /// `SHOW [STORAGE] ENGINES`.
+    ShowEngines,
+    /// `SHOW CREATE TABLE [[c.]db.]t`.
+    ShowCreateTable {
+        /// `[[catalog.]db.]table`.
+        name: Vec<String>,
+    },
+    /// `SHOW INDEX|INDEXES|KEYS FROM [[c.]db.]t [FROM db]`.
+    ShowIndex {
+        /// `[[catalog.]db.]table`.
+        name: Vec<String>,
+    },
+    /// `SHOW TABLE STATUS [FROM [c.]db] [LIKE '…']`.
+    ShowTableStatus {
+        /// `[catalog.]db`, else the session's.
+        database: Option<Vec<String>>,
+        /// Pattern.
+        like: Option<String>,
+    },
     /// `DESC t`, `DESCRIBE t`, `SHOW [FULL] COLUMNS FROM t`.
     Describe {
         /// `[db.]t`.
@@ -143,6 +179,14 @@ impl Statement {
                 | Statement::ShowTables { .. }
                 | Statement::ShowPartitions { .. }
                 | Statement::ShowVariables { .. }
+                | Statement::ShowStatus { .. }
+                | Statement::ShowProcesslist
+                | Statement::ShowCollation { .. }
+                | Statement::ShowCharset { .. }
+                | Statement::ShowEngines
+                | Statement::ShowCreateTable { .. }
+                | Statement::ShowIndex { .. }
+                | Statement::ShowTableStatus { .. }
                 | Statement::Describe { .. }
                 | Statement::Query(_)
         )
@@ -435,8 +479,41 @@ fn show(p: &mut P) -> R<Statement> {
         return Ok(Statement::ShowCatalogs { like: like(p)? });
     }
     if eat(p, "CREATE") {
+        if eat(p, "TABLE") {
+            return Ok(Statement::ShowCreateTable { name: dotted(p)? });
+        }
         expect(p, "CATALOG")?;
         return Ok(Statement::ShowCreateCatalog { name: name(p)? });
+    }
+    if eat(p, "COLLATION") {
+        return Ok(Statement::ShowCollation { like: like(p)? });
+    }
+    if eat(p, "CHARSET") || eat_all(p, &["CHARACTER", "SET"])? {
+        return Ok(Statement::ShowCharset { like: like(p)? });
+    }
+    if eat(p, "ENGINES") || eat_all(p, &["STORAGE", "ENGINES"])? {
+        return Ok(Statement::ShowEngines);
+    }
+    if eat(p, "INDEX") || eat(p, "INDEXES") || eat(p, "KEYS") {
+        if !(eat(p, "FROM") || eat(p, "IN")) {
+            return p.expected("FROM", p.peek_token());
+        }
+        let mut name = dotted(p)?;
+        if eat(p, "FROM") || eat(p, "IN") {
+            name.insert(0, self::name(p)?);
+        }
+        return Ok(Statement::ShowIndex { name });
+    }
+    if eat_all(p, &["TABLE", "STATUS"])? {
+        let database = if eat(p, "FROM") || eat(p, "IN") {
+            Some(dotted(p)?)
+        } else {
+            None
+        };
+        return Ok(Statement::ShowTableStatus {
+            database,
+            like: like(p)?,
+        });
     }
     if eat(p, "DATABASES") || eat(p, "SCHEMAS") {
         let catalog = if eat(p, "FROM") || eat(p, "IN") {
@@ -465,7 +542,13 @@ fn show(p: &mut P) -> R<Statement> {
     if eat(p, "VARIABLES") {
         return Ok(Statement::ShowVariables { like: like(p)? });
     }
+    if eat(p, "STATUS") {
+        return Ok(Statement::ShowStatus { like: like(p)? });
+    }
     let full = eat(p, "FULL");
+    if eat(p, "PROCESSLIST") {
+        return Ok(Statement::ShowProcesslist);
+    }
     if eat(p, "TABLES") {
         let database = if eat(p, "FROM") || eat(p, "IN") {
             Some(dotted(p)?)
@@ -489,10 +572,12 @@ fn show(p: &mut P) -> R<Statement> {
         return Ok(Statement::Describe { name });
     }
     p.expected(
-        "CATALOGS, CREATE CATALOG, DATABASES, TABLES, PARTITIONS, COLUMNS, VARIABLES or WARNINGS",
+        "CATALOGS, CREATE CATALOG, CREATE TABLE, DATABASES, TABLES, PARTITIONS, COLUMNS, VARIABLES, STATUS, PROCESSLIST, INDEX, TABLE STATUS, COLLATION, CHARACTER SET, ENGINES or WARNINGS",
         p.peek_token(),
     )
 }
+
+pub mod tokens;
 
 #[cfg(test)]
 mod tests;

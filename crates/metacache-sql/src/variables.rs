@@ -34,29 +34,46 @@ fn variables() -> Vec<(&'static str, Var)> {
         ("autocommit", Int(1)),
         ("character_set_client", Text("utf8mb4".into())),
         ("character_set_connection", Text("utf8mb4".into())),
+        ("character_set_database", Text("utf8mb4".into())),
+        ("character_set_filesystem", Text("binary".into())),
         ("character_set_results", Text("utf8mb4".into())),
         ("character_set_server", Text("utf8mb4".into())),
+        ("character_set_system", Text("utf8".into())),
         ("collation_connection", Text("utf8mb4_0900_bin".into())),
         ("collation_database", Text("utf8mb4_0900_bin".into())),
         ("collation_server", Text("utf8mb4_0900_bin".into())),
+        ("default_storage_engine", Text("metacache".into())),
+        ("explicit_defaults_for_timestamp", Int(1)),
         ("init_connect", Text(String::new())),
         ("interactive_timeout", Int(3600)),
         ("license", Text("Apache-2.0".into())),
+        ("lower_case_file_system", Text("OFF".into())),
         ("lower_case_table_names", Int(0)),
         ("max_allowed_packet", Int(16 << 20)),
         ("net_buffer_length", Int(16384)),
+        ("net_read_timeout", Int(30)),
         ("net_write_timeout", Int(600)),
+        ("performance_schema", Int(0)),
         ("query_cache_size", Int(0)),
         ("query_cache_type", Text("OFF".into())),
+        ("sql_auto_is_null", Int(0)),
         ("sql_mode", Text("ONLY_FULL_GROUP_BY".into())),
+        ("sql_quote_show_create", Int(1)),
+        ("sql_safe_updates", Int(0)),
         ("sql_select_limit", Int(i64::MAX)),
         ("system_time_zone", Text("UTC".into())),
         ("time_zone", Text("UTC".into())),
         ("transaction_isolation", Text("REPEATABLE-READ".into())),
+        ("transaction_read_only", Int(0)),
         ("tx_isolation", Text("REPEATABLE-READ".into())),
         ("tx_read_only", Int(0)),
         ("version", Text(SERVER_VERSION.into())),
         ("version_comment", Text(version_comment())),
+        (
+            "version_compile_machine",
+            Text(std::env::consts::ARCH.into()),
+        ),
+        ("version_compile_os", Text(std::env::consts::OS.into())),
         ("wait_timeout", Int(28800)),
     ]
 }
@@ -124,27 +141,30 @@ pub fn register_session_functions(
     user: &str,
     connection_id: u32,
 ) {
-    let text = |name: &str, value: String| {
+    let text = |name: &str, value: Option<String>| {
         create_udf(
             name,
             vec![],
             DataType::Utf8,
             Volatility::Stable,
             Arc::new(move |_: &[ColumnarValue]| {
-                Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(
-                    value.clone(),
-                ))))
+                Ok(ColumnarValue::Scalar(ScalarValue::Utf8(value.clone())))
             }),
         )
     };
     let account = format!("{user}@%");
-    ctx.register_udf(text("database", database.to_owned()));
-    ctx.register_udf(text("schema", database.to_owned()));
-    ctx.register_udf(text("user", account.clone()));
-    ctx.register_udf(text("current_user", account));
+    // With no database selected, MySQL answers NULL.
+    let database = Some(database.to_owned()).filter(|d| !d.is_empty());
+    ctx.register_udf(text("database", database.clone()));
+    ctx.register_udf(text("schema", database));
+    ctx.register_udf(text("user", Some(account.clone())));
+    ctx.register_udf(text("current_user", Some(account)));
     ctx.register_udf(text(
         "version",
-        format!("{SERVER_VERSION}-metacache-{}", env!("CARGO_PKG_VERSION")),
+        Some(format!(
+            "{SERVER_VERSION}-metacache-{}",
+            env!("CARGO_PKG_VERSION")
+        )),
     ));
     ctx.register_udf(create_udf(
         "connection_id",

@@ -315,7 +315,7 @@ async fn what_clients_send_on_connect() {
         vec![
             Value::Int(1),
             Value::Int(16 << 20),
-            Value::from(""),
+            Value::Null,
             Value::Int(7)
         ]
     );

@@ -189,7 +189,8 @@ fn every_statement_kind() {
     );
     assert_eq!(
         server.query("SELECT 1 AS one; SET NAMES utf8mb4; SELECT DATABASE() AS db"),
-        "one\n1\ndb\nNULL\n".replace("NULL", "")
+        "one\n1\ndb\nNULL\n",
+        "no database selected: NULL, as in MySQL"
     );
     let headers = server.query("SELECT * FROM catalog_meta_cache_statistics LIMIT 1");
     let first = headers.lines().next().unwrap_or_default();

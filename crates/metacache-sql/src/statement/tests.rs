@@ -239,7 +239,29 @@ fn errors_say_what_was_expected_and_where() {
         "One statement at a time, please: found 2"
     );
     assert_eq!(
-        err("SHOW PROCESSLIST"),
-        "Syntax error: Expected: CATALOGS, CREATE CATALOG, DATABASES, TABLES, PARTITIONS, COLUMNS, VARIABLES or WARNINGS, found: PROCESSLIST at Line: 1, Column: 6"
+        err("SHOW GRANTS"),
+        "Syntax error: Expected: CATALOGS, CREATE CATALOG, CREATE TABLE, DATABASES, TABLES, PARTITIONS, COLUMNS, VARIABLES, STATUS, PROCESSLIST, INDEX, TABLE STATUS, COLLATION, CHARACTER SET, ENGINES or WARNINGS, found: GRANTS at Line: 1, Column: 6"
+    );
+    assert_eq!(
+        parse("SHOW FULL PROCESSLIST").ok(),
+        Some(Statement::ShowProcesslist)
+    );
+    assert_eq!(
+        parse("SHOW CHARACTER SET LIKE 'utf8%'").ok(),
+        Some(Statement::ShowCharset {
+            like: Some("utf8%".to_owned())
+        })
+    );
+    assert_eq!(
+        parse("SHOW KEYS FROM t FROM information_schema").ok(),
+        Some(Statement::ShowIndex {
+            name: vec!["information_schema".to_owned(), "t".to_owned()]
+        })
+    );
+    assert_eq!(
+        parse("show create table c.db.t").ok(),
+        Some(Statement::ShowCreateTable {
+            name: vec!["c".to_owned(), "db".to_owned(), "t".to_owned()]
+        })
     );
 }

@@ -10,18 +10,19 @@ use metacache_catalog::{CatalogManager, CreateCatalog, Properties};
 use metacache_sources::Sources;
 
 use crate::metadata::{self, TableRef};
-use crate::output::{Column, ColumnType, Output, Value};
+use crate::output::{Column, Output};
 use crate::statement::{Statement, parse};
-use crate::system::{
-    INFORMATION_SCHEMA, INTERNAL_CATALOG, SYSTEM_TABLES, SystemContext, format_millis, sql_type,
-    system_table,
-};
+use crate::system::{INFORMATION_SCHEMA, INTERNAL_CATALOG, SystemContext};
 use crate::variables::{register_session_functions, show_variables};
-use crate::{Error, Result, query};
+use crate::{Error, Result, mysql_show, query};
+
+mod show;
 
 /// Runs statements for any number of sessions.
 pub struct SqlEngine {
     system: SystemContext,
+    /// When the engine started (`SHOW STATUS`'s `Uptime`).
+    started: std::time::Instant,
     sources: Arc<Sources>,
     /// The node's query memory (`query_memory_limit`), shared by every session.
     pool: Arc<dyn MemoryPool>,
@@ -31,6 +32,7 @@ impl SqlEngine {
     /// An engine over `manager`, reporting `fe_host` as this node's name.
     pub fn new(manager: Arc<CatalogManager>, fe_host: &str) -> Arc<Self> {
         Arc::new(Self {
+            started: std::time::Instant::now(),
             pool: query::memory_pool(manager.node_config().query_memory_limit),
             sources: Sources::new(Arc::clone(&manager)),
             system: SystemContext {
@@ -118,6 +120,16 @@ impl Session {
             _ => Vec::new(),
         };
         result
+    }
+
+    /// The columns `sql` would answer, without running it: a query's from its plan, other
+    /// statements none (their results carry their own columns). For a prepared statement's
+    /// metadata; `sql` has its parameters bound (as NULL).
+    pub async fn result_columns(&mut self, sql: &str) -> Result<Vec<Column>> {
+        match parse(sql)? {
+            Statement::Query(_) => query::columns(&self.ctx, sql).await,
+            _ => Ok(Vec::new()),
+        }
     }
 
     fn manager(&self) -> Arc<CatalogManager> {
@@ -261,10 +273,36 @@ impl Session {
                 Ok(show_variables_output(pattern.as_deref()))
             }
             Statement::ShowWarnings => Ok(self.show_warnings()),
+            Statement::ShowStatus { like: pattern } => Ok(mysql_show::status(
+                self.engine.started.elapsed().as_secs(),
+                pattern.as_deref(),
+            )),
+            Statement::ShowProcesslist => Ok(mysql_show::processlist(
+                self.connection_id,
+                &self.user,
+                &self.database,
+            )),
+            Statement::ShowCollation { like: pattern } => {
+                Ok(mysql_show::collations(pattern.as_deref()))
+            }
+            Statement::ShowCharset { like: pattern } => {
+                Ok(mysql_show::charsets(pattern.as_deref()))
+            }
+            Statement::ShowEngines => Ok(mysql_show::engines()),
+            Statement::ShowCreateTable { name } => self.show_create_table(&name).await,
+            Statement::ShowIndex { name } => {
+                // The table must exist; it has no indexes.
+                self.show_create_table(&name).await?;
+                Ok(mysql_show::indexes())
+            }
+            Statement::ShowTableStatus {
+                database,
+                like: pattern,
+            } => self.show_table_status(database, pattern.as_deref()).await,
             Statement::Describe { name } => {
                 let (catalog, database, table) = self.table_name(&name)?;
                 if catalog == INTERNAL_CATALOG {
-                    return describe(&database, &table);
+                    return mysql_show::describe_system(&database, &table);
                 }
                 let table = TableRef {
                     catalog: &catalog,
@@ -350,145 +388,11 @@ impl Session {
         self.refresh_functions();
         Ok(Output::ok())
     }
-
-    fn show_catalogs(&self, pattern: Option<&str>) -> Output {
-        let current = |name: &str| Value::from(if name == self.catalog { "Yes" } else { "No" });
-        let mut rows = vec![vec![
-            INTERNAL_CATALOG.into(),
-            "internal".into(),
-            current(INTERNAL_CATALOG),
-            "".into(),
-            "".into(),
-            "the built-in catalog of system tables".into(),
-        ]];
-        for catalog in self.manager().catalogs() {
-            let def = catalog.def();
-            rows.push(vec![
-                def.name.clone().into(),
-                def.catalog_type().into(),
-                current(&def.name),
-                format_millis(Some(def.created_at_millis)),
-                format_millis(Some(def.updated_at_millis)),
-                def.comment.clone().into(),
-            ]);
-        }
-        rows.retain(|r| {
-            pattern.is_none_or(|p| matches!(&r[0], Value::Text(name) if like(p, name)))
-        });
-        Output::text(
-            &[
-                "CatalogName",
-                "Type",
-                "IsCurrent",
-                "CreateTime",
-                "LastUpdateTime",
-                "Comment",
-            ],
-            rows,
-        )
-    }
-
-    fn show_create_catalog(&self, name: &str) -> Result<Output> {
-        let def = self.manager().catalog(name)?.def();
-        let mut text = format!("CREATE CATALOG `{}`", def.name.replace('`', "``"));
-        if !def.comment.is_empty() {
-            text.push_str(&format!("\nCOMMENT \"{}\"", escape(&def.comment)));
-        }
-        text.push_str("\nPROPERTIES (");
-        let pairs: Vec<String> = def
-            .properties
-            .masked()
-            .into_iter()
-            .map(|(k, v)| format!("\n\"{}\" = \"{}\"", escape(k), escape(&v)))
-            .collect();
-        text.push_str(&pairs.join(","));
-        text.push_str("\n);");
-        Ok(Output::text(
-            &["Catalog", "CreateCatalog"],
-            vec![vec![def.name.into(), text.into()]],
-        ))
-    }
-
-    fn show_config(&self, pattern: Option<&str>) -> Output {
-        let rows = self
-            .manager()
-            .show_config(pattern)
-            .into_iter()
-            .map(|r| {
-                vec![
-                    r.key.into(),
-                    r.value.into(),
-                    r.value_type.into(),
-                    (if r.mutable { "true" } else { "false" }).into(),
-                    "false".into(),
-                    r.comment.into(),
-                ]
-            })
-            .collect();
-        Output::text(
-            &["Key", "Value", "Type", "IsMutable", "MasterOnly", "Comment"],
-            rows,
-        )
-    }
-
-    fn show_databases(&self, pattern: Option<&str>) -> Result<Output> {
-        let rows = [INFORMATION_SCHEMA]
-            .iter()
-            .filter(|d| pattern.is_none_or(|p| like(p, d)))
-            .map(|d| vec![Value::from(*d)])
-            .collect();
-        Ok(Output::text(&["Database"], rows))
-    }
-
-    fn show_tables(&self, full: bool, database: String, pattern: Option<&str>) -> Result<Output> {
-        if database.is_empty() {
-            return Err(no_database(
-                "SHOW TABLES FROM information_schema, or USE information_schema first",
-            ));
-        }
-        if !database.eq_ignore_ascii_case(INFORMATION_SCHEMA) {
-            return Err(Error::UnknownDatabase { name: database });
-        }
-        let header = format!("Tables_in_{INFORMATION_SCHEMA}");
-        let rows = SYSTEM_TABLES
-            .iter()
-            .filter(|t| pattern.is_none_or(|p| like(p, t.name)))
-            .map(|t| {
-                let mut row = vec![Value::from(t.name)];
-                if full {
-                    row.push("SYSTEM VIEW".into());
-                }
-                row
-            })
-            .collect();
-        let columns: Vec<&str> = if full {
-            vec![header.as_str(), "Table_type"]
-        } else {
-            vec![header.as_str()]
-        };
-        Ok(Output::text(&columns, rows))
-    }
-
-    fn show_warnings(&self) -> Output {
-        let rows = self
-            .warnings
-            .iter()
-            .map(|w| vec![Value::from("Warning"), Value::Int(1105), w.clone().into()])
-            .collect();
-        Output::Rows {
-            columns: vec![
-                Column::new("Level", ColumnType::String),
-                Column::new("Code", ColumnType::Bigint),
-                Column::new("Message", ColumnType::String),
-            ],
-            rows,
-        }
-    }
 }
 
 fn no_database(hint: &str) -> Error {
-    Error::Parse {
-        message: format!("No database selected: {hint}"),
+    Error::NoDatabase {
+        hint: hint.to_owned(),
     }
 }
 
@@ -530,33 +434,4 @@ fn show_variables_output(pattern: Option<&str>) -> Output {
         .map(|(name, value)| vec![name.into(), value.into()])
         .collect();
     Output::text(&["Variable_name", "Value"], rows)
-}
-
-/// `DESC` of a system table.
-fn describe(database: &str, table: &str) -> Result<Output> {
-    let unknown = || Error::Query {
-        message: format!("Unknown table '{database}.{table}'"),
-    };
-    if !database.eq_ignore_ascii_case(INFORMATION_SCHEMA) {
-        return Err(unknown());
-    }
-    let table = system_table(table).ok_or_else(unknown)?;
-    let rows = table
-        .columns
-        .iter()
-        .map(|(name, ty)| {
-            vec![
-                (*name).into(),
-                sql_type(*ty).1.into(),
-                "Yes".into(),
-                "".into(),
-                Value::Null,
-                "".into(),
-            ]
-        })
-        .collect();
-    Ok(Output::text(
-        &["Field", "Type", "Null", "Key", "Default", "Extra"],
-        rows,
-    ))
 }

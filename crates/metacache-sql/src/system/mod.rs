@@ -1,6 +1,8 @@
 //! The system tables of `information_schema`, built from the node's live state each time a
 //! query plans: `catalog_meta_cache_statistics` (§7, 28 columns), `catalog_meta_cache_nodes`,
-//! `catalogs`, `tables`, `columns` and `schemata`.
+//! `catalogs`, and the MySQL tables tools browse ([`mysql`]: `tables`, `columns`, `schemata`,
+//! and empty `statistics`, `key_column_usage`, `table_constraints`, `referential_constraints`,
+//! `views`, `routines`), plus `DUAL`.
 //!
 //! Every table is declared once as (name, columns) and produces rows of [`Value`]s; one
 //! function turns those into Arrow. Arrow field names are the lower-case column names (what
@@ -21,6 +23,10 @@ use metacache_cache::CacheStats;
 use metacache_catalog::{CacheRow, CatalogManager};
 
 use crate::output::{ColumnType, Value};
+
+mod mysql;
+
+pub use mysql::sql_type;
 
 /// The only database.
 pub const INFORMATION_SCHEMA: &str = "information_schema";
@@ -89,33 +95,6 @@ const CATALOGS: &[(&str, ColumnType)] = &[
     ("CACHE_COUNT", I),
 ];
 
-const TABLES: &[(&str, ColumnType)] = &[
-    ("TABLE_CATALOG", S),
-    ("TABLE_SCHEMA", S),
-    ("TABLE_NAME", S),
-    ("TABLE_TYPE", S),
-    ("ENGINE", S),
-    ("TABLE_COMMENT", S),
-];
-
-const COLUMNS: &[(&str, ColumnType)] = &[
-    ("TABLE_CATALOG", S),
-    ("TABLE_SCHEMA", S),
-    ("TABLE_NAME", S),
-    ("COLUMN_NAME", S),
-    ("ORDINAL_POSITION", I),
-    ("DATA_TYPE", S),
-    ("COLUMN_TYPE", S),
-    ("IS_NULLABLE", S),
-];
-
-const SCHEMATA: &[(&str, ColumnType)] = &[
-    ("CATALOG_NAME", S),
-    ("SCHEMA_NAME", S),
-    ("DEFAULT_CHARACTER_SET_NAME", S),
-    ("DEFAULT_COLLATION_NAME", S),
-];
-
 /// A system table: its name, columns and what it says.
 pub struct SystemTable {
     /// Name in `information_schema`.
@@ -149,21 +128,57 @@ pub const SYSTEM_TABLES: &[SystemTable] = &[
     },
     SystemTable {
         name: "columns",
-        columns: COLUMNS,
-        comment: "columns of the system tables",
-        rows: column_rows,
+        columns: mysql::COLUMNS,
+        comment: "columns of the system tables (MySQL's columns)",
+        rows: mysql::column_rows,
     },
     SystemTable {
         name: "schemata",
-        columns: SCHEMATA,
+        columns: mysql::SCHEMATA,
         comment: "databases",
-        rows: schema_rows,
+        rows: mysql::schema_rows,
     },
     SystemTable {
         name: "tables",
-        columns: TABLES,
-        comment: "the system tables",
-        rows: table_rows,
+        columns: mysql::TABLES,
+        comment: "the system tables (MySQL's columns)",
+        rows: mysql::table_rows,
+    },
+    SystemTable {
+        name: "statistics",
+        columns: mysql::STATISTICS,
+        comment: "indexes: none (MySQL's columns, for tools that browse keys)",
+        rows: mysql::no_rows,
+    },
+    SystemTable {
+        name: "key_column_usage",
+        columns: mysql::KEY_COLUMN_USAGE,
+        comment: "key columns: none (MySQL's columns)",
+        rows: mysql::no_rows,
+    },
+    SystemTable {
+        name: "table_constraints",
+        columns: mysql::TABLE_CONSTRAINTS,
+        comment: "constraints: none (MySQL's columns)",
+        rows: mysql::no_rows,
+    },
+    SystemTable {
+        name: "referential_constraints",
+        columns: mysql::REFERENTIAL_CONSTRAINTS,
+        comment: "foreign keys: none (MySQL's columns)",
+        rows: mysql::no_rows,
+    },
+    SystemTable {
+        name: "views",
+        columns: mysql::VIEWS,
+        comment: "views: none (MySQL's columns)",
+        rows: mysql::no_rows,
+    },
+    SystemTable {
+        name: "routines",
+        columns: mysql::ROUTINES,
+        comment: "stored routines: none (MySQL's columns)",
+        rows: mysql::no_rows,
     },
 ];
 
@@ -397,60 +412,14 @@ fn catalog_rows(context: &SystemContext) -> Vec<Vec<Value>> {
         .collect()
 }
 
-fn table_rows(_: &SystemContext) -> Vec<Vec<Value>> {
-    SYSTEM_TABLES
-        .iter()
-        .map(|t| {
-            vec![
-                INTERNAL_CATALOG.into(),
-                INFORMATION_SCHEMA.into(),
-                t.name.into(),
-                "SYSTEM VIEW".into(),
-                "SYSTEM".into(),
-                t.comment.into(),
-            ]
-        })
-        .collect()
-}
+/// MySQL's one-row table without columns (`SELECT 1 FROM DUAL`); not listed among the tables.
+const DUAL: &str = "dual";
 
-fn column_rows(_: &SystemContext) -> Vec<Vec<Value>> {
-    SYSTEM_TABLES
-        .iter()
-        .flat_map(|t| {
-            t.columns.iter().enumerate().map(move |(i, (name, ty))| {
-                let (data_type, column_type) = sql_type(*ty);
-                vec![
-                    INTERNAL_CATALOG.into(),
-                    INFORMATION_SCHEMA.into(),
-                    t.name.into(),
-                    (*name).into(),
-                    Value::Int(i as i64 + 1),
-                    data_type.into(),
-                    column_type.into(),
-                    "YES".into(),
-                ]
-            })
-        })
-        .collect()
-}
-
-/// `DATA_TYPE` and `COLUMN_TYPE` of a column type.
-pub fn sql_type(ty: ColumnType) -> (&'static str, &'static str) {
-    match ty {
-        ColumnType::String => ("varchar", "varchar(65533)"),
-        ColumnType::Bigint => ("bigint", "bigint"),
-        ColumnType::Double => ("double", "double"),
-        ColumnType::Boolean => ("boolean", "boolean"),
-    }
-}
-
-fn schema_rows(_: &SystemContext) -> Vec<Vec<Value>> {
-    vec![vec![
-        INTERNAL_CATALOG.into(),
-        INFORMATION_SCHEMA.into(),
-        "utf8mb4".into(),
-        "utf8mb4_0900_bin".into(),
-    ]]
+fn dual() -> Result<Arc<dyn TableProvider>, DataFusionError> {
+    let schema = Arc::new(Schema::empty());
+    let options = datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(1));
+    let batch = RecordBatch::try_new_with_options(Arc::clone(&schema), vec![], &options)?;
+    Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
 }
 
 /// `information_schema` for DataFusion: each table is a fresh snapshot when a query plans.
@@ -479,6 +448,9 @@ impl SchemaProvider for InformationSchema {
     }
 
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>, DataFusionError> {
+        if name.eq_ignore_ascii_case(DUAL) {
+            return Ok(Some(dual()?));
+        }
         let Some(table) = system_table(name) else {
             return Ok(None);
         };
@@ -488,6 +460,6 @@ impl SchemaProvider for InformationSchema {
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        system_table(name).is_some()
+        system_table(name).is_some() || name.eq_ignore_ascii_case(DUAL)
     }
 }
