@@ -438,6 +438,7 @@ fn bind_error_kind(error: &BindError) -> ErrorKind {
         BindError::Syntax { .. } => ErrorKind::ER_PARSE_ERROR,
         BindError::Arity { .. } | BindError::Value { .. } => ErrorKind::ER_WRONG_ARGUMENTS,
         BindError::TooMany => ErrorKind::ER_MAX_PREPARED_STMT_COUNT_REACHED,
+        BindError::TooLarge { .. } => ErrorKind::ER_OUT_OF_RESOURCES,
     }
 }
 

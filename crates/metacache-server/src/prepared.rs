@@ -12,7 +12,8 @@
 //!
 //! # Invariants
 //! - A connection holds at most [`MAX_STATEMENTS`] prepared statements (MySQL's
-//!   `max_prepared_stmt_count` answers 1461 the same way).
+//!   `max_prepared_stmt_count` answers 1461 the same way), holding at most [`MAX_BYTES`]
+//!   together (text and tokens): a client cannot grow the server by preparing.
 //! - An execute binds exactly the statement's number of values; anything else is an error.
 
 use std::collections::HashMap;
@@ -23,6 +24,8 @@ use opensrv_mysql::ValueInner;
 
 /// Prepared statements one connection may hold.
 pub const MAX_STATEMENTS: usize = 1024;
+/// Bytes the prepared statements of one connection may hold together.
+pub const MAX_BYTES: usize = 16 << 20;
 
 /// Why a statement could not be prepared or bound.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -56,6 +59,14 @@ pub enum BindError {
         "Can't create more than max_prepared_stmt_count statements (current value: {MAX_STATEMENTS})"
     )]
     TooMany,
+    /// More than [`MAX_BYTES`] of prepared statements.
+    #[error(
+        "Prepared statements of one connection may hold 16 MiB together; this one needs {bytes} bytes more than is left: close some (COM_STMT_CLOSE) or send it as text"
+    )]
+    TooLarge {
+        /// What it was short by.
+        bytes: usize,
+    },
 }
 
 /// One prepared statement.
@@ -71,6 +82,8 @@ pub struct Prepared {
 pub struct Statements {
     next_id: u32,
     by_id: HashMap<u32, Prepared>,
+    /// What the statements hold ([`Prepared::bytes`]).
+    bytes: usize,
 }
 
 impl Statements {
@@ -80,6 +93,14 @@ impl Statements {
             return Err(BindError::TooMany);
         }
         let prepared = Prepared::new(sql)?;
+        let needed = prepared.bytes();
+        let left = MAX_BYTES.saturating_sub(self.bytes);
+        if needed > left {
+            return Err(BindError::TooLarge {
+                bytes: needed - left,
+            });
+        }
+        self.bytes += needed;
         self.next_id = self.next_id.wrapping_add(1).max(1);
         while self.by_id.contains_key(&self.next_id) {
             self.next_id = self.next_id.wrapping_add(1).max(1);
@@ -95,7 +116,9 @@ impl Statements {
 
     /// Forgets `id`.
     pub fn close(&mut self, id: u32) {
-        self.by_id.remove(&id);
+        if let Some(gone) = self.by_id.remove(&id) {
+            self.bytes = self.bytes.saturating_sub(gone.bytes());
+        }
     }
 }
 
@@ -109,6 +132,24 @@ impl Prepared {
         let tokens = tokens::raw(sql).map_err(|reason| BindError::Syntax { reason })?;
         let params = tokens.iter().filter(|t| is_placeholder(t)).count();
         Ok(Self { tokens, params })
+    }
+
+    /// What the statement holds: its tokens and their text.
+    pub fn bytes(&self) -> usize {
+        self.tokens.capacity() * std::mem::size_of::<Token>()
+            + self
+                .tokens
+                .iter()
+                .map(|t| match t {
+                    Token::Word(w) => w.value.capacity(),
+                    Token::SingleQuotedString(s)
+                    | Token::DoubleQuotedString(s)
+                    | Token::Number(s, _)
+                    | Token::Placeholder(s) => s.capacity(),
+                    Token::Whitespace(_) => 0,
+                    other => other.to_string().len(),
+                })
+                .sum::<usize>()
     }
 
     /// The text with `values` (as SQL literals) in place of the placeholders, in order.
@@ -349,6 +390,23 @@ mod tests {
         );
         statements.close(1);
         assert!(statements.prepare("SELECT 1").is_ok());
+        // Bytes: a few large statements fill the budget long before the count does.
+        let mut statements = Statements::default();
+        let big = format!("SELECT '{}'", "x".repeat(4 << 20));
+        let mut prepared = 0;
+        while statements.prepare(&big).is_ok() {
+            prepared += 1;
+            assert!(prepared < 8, "the byte budget binds");
+        }
+        assert!(matches!(
+            statements.prepare(&big),
+            Err(BindError::TooLarge { .. })
+        ));
+        statements.close(1);
+        assert!(
+            statements.prepare(&big).is_ok(),
+            "closing gives the bytes back"
+        );
         assert!(matches!(
             Prepared::new("SELECT 'unterminated"),
             Err(BindError::Syntax { .. })

@@ -11,6 +11,11 @@
 //!   gone. A client that logs in when no slot is left for it is answered
 //!   `1040 Too many connections` at its first statement and closed; until then it keeps its
 //!   handshake slot and the handshake timeout.
+//! - **Packet size**: a logged-in client's packets (a statement, a prepare, an execute's values)
+//!   may be at most [`MAX_PACKET`] (MySQL's `max_allowed_packet`): the protocol library buffers a
+//!   whole packet before handing it over, so this is what bounds one statement's text. The
+//!   limit is read off the packet headers of the plain stream; a connection that switches to
+//!   TLS is not framed here (its bytes are encrypted), and keeps only the other limits.
 //! - **Idle timeout**: a logged-in client that sends nothing for
 //!   `mysql_idle_timeout_seconds` (MySQL's `wait_timeout`, 8 hours by default) is closed. Time
 //!   spent running its statements does not count: only time waiting for its next packet.
@@ -36,6 +41,8 @@ pub const ADMIN_RESERVE: usize = 4;
 pub const ADMIN_USERS: &[&str] = &["root", "admin"];
 /// Bytes a client may send before it has logged in (a login packet is a few hundred).
 pub const HANDSHAKE_BYTES: u64 = 64 << 10;
+/// Largest packet a logged-in client may send (`max_allowed_packet`).
+pub const MAX_PACKET: u64 = 16 << 20;
 
 /// The node's MySQL connection limits.
 pub struct Slots {
@@ -158,6 +165,7 @@ pub struct GuardedReader<R> {
     /// Armed when a read finds nothing to read; disarmed when bytes arrive.
     deadline: Option<Pin<Box<Sleep>>>,
     before_login: u64,
+    framing: Framing,
 }
 
 impl<R> GuardedReader<R> {
@@ -168,6 +176,80 @@ impl<R> GuardedReader<R> {
             standing,
             deadline: None,
             before_login: 0,
+            framing: Framing::default(),
+        }
+    }
+}
+
+/// Where the reader is in the client's packets: headers are 3 bytes of length (little-endian)
+/// and a sequence byte; a payload of 2^24 - 1 bytes continues in the next packet.
+#[derive(Debug, Default)]
+struct Framing {
+    header: [u8; 4],
+    /// Header bytes seen of the packet being read.
+    have: usize,
+    /// Payload bytes of the current packet not yet seen.
+    remaining: usize,
+    /// The current packet continues in the next one.
+    continued: bool,
+    /// Payload bytes of the logical packet so far (its continued parts summed).
+    logical: u64,
+    /// Packets seen; the first client packet tells whether TLS follows.
+    packets: u64,
+    /// Not framing any more (the stream turned to TLS).
+    off: bool,
+}
+
+/// Payload length of a client's SSL request (a login packet is always longer).
+const SSL_REQUEST_LEN: usize = 32;
+/// A payload of this length continues in the next packet.
+const CONTINUED: usize = 0xff_ffff;
+
+impl Framing {
+    /// Takes `bytes` of the stream; the size of a logical packet over `limit`, if one is.
+    fn feed(&mut self, mut bytes: &[u8], limit: u64) -> Option<u64> {
+        while !self.off && !bytes.is_empty() {
+            if self.remaining == 0 && self.have < 4 {
+                let take = (4 - self.have).min(bytes.len());
+                self.header[self.have..self.have + take].copy_from_slice(&bytes[..take]);
+                self.have += take;
+                bytes = &bytes[take..];
+                if self.have < 4 {
+                    return None;
+                }
+                let len = usize::from(self.header[0])
+                    | usize::from(self.header[1]) << 8
+                    | usize::from(self.header[2]) << 16;
+                self.packets += 1;
+                if self.packets == 1 && len == SSL_REQUEST_LEN {
+                    // An SSL request: what follows is TLS.
+                    self.off = true;
+                }
+                self.logical += len as u64;
+                if self.logical > limit {
+                    return Some(self.logical);
+                }
+                self.continued = len == CONTINUED;
+                self.remaining = len;
+                if len == 0 {
+                    self.end_packet();
+                }
+                continue;
+            }
+            let take = self.remaining.min(bytes.len());
+            self.remaining -= take;
+            bytes = &bytes[take..];
+            if self.remaining == 0 {
+                self.end_packet();
+            }
+        }
+        None
+    }
+
+    fn end_packet(&mut self) {
+        self.have = 0;
+        if !self.continued {
+            self.logical = 0;
         }
     }
 }
@@ -182,6 +264,24 @@ impl<R: AsyncRead + Unpin> AsyncRead for GuardedReader<R> {
         match Pin::new(&mut self.inner).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
                 self.deadline = None;
+                let limit = if self.standing.logged_in.load(SeqCst) {
+                    MAX_PACKET
+                } else {
+                    HANDSHAKE_BYTES
+                };
+                let this = &mut *self;
+                if let Some(size) = this.framing.feed(&buf.filled()[before..], limit) {
+                    tracing::warn!(
+                        size,
+                        "mysql client sent a packet over max_allowed_packet; closed"
+                    );
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "a packet of {size} bytes or more is over max_allowed_packet ({MAX_PACKET})"
+                        ),
+                    )));
+                }
                 if !self.standing.logged_in.load(SeqCst) {
                     self.before_login += (buf.filled().len() - before) as u64;
                     if self.before_login > HANDSHAKE_BYTES {
@@ -289,5 +389,47 @@ mod tests {
             }
         }
         assert_eq!(error.map(|e| e.kind()), Some(io::ErrorKind::InvalidData));
+    }
+
+    fn header(len: usize, seq: u8) -> Vec<u8> {
+        vec![len as u8, (len >> 8) as u8, (len >> 16) as u8, seq]
+    }
+
+    #[test]
+    fn packets_are_measured_across_reads_and_continuations() {
+        let mut framing = Framing::default();
+        // A login-sized first packet, fed a byte at a time, then a small statement.
+        let mut stream = header(100, 1);
+        stream.extend(vec![7u8; 100]);
+        stream.extend(header(5, 0));
+        stream.extend(b"\x03SELE");
+        for byte in &stream {
+            assert_eq!(framing.feed(std::slice::from_ref(byte), 1000), None);
+        }
+        // A statement continued over three packets: 2 × (2^24 - 1) + 10 bytes.
+        let mut framing = Framing::default();
+        assert_eq!(framing.feed(&header(CONTINUED, 0), u64::MAX), None);
+        assert_eq!(framing.feed(&vec![0u8; CONTINUED], u64::MAX), None);
+        assert_eq!(framing.feed(&header(CONTINUED, 1), u64::MAX), None);
+        assert_eq!(framing.feed(&vec![0u8; CONTINUED], u64::MAX), None);
+        let mut last = header(10, 2);
+        last.extend([0u8; 10]);
+        assert_eq!(framing.feed(&last, u64::MAX), None);
+        assert_eq!(framing.logical, 0, "the logical packet ended");
+        // Over the limit: refused at the header, before its payload is buffered.
+        let mut framing = Framing::default();
+        assert_eq!(framing.feed(&header(CONTINUED, 0), MAX_PACKET), None);
+        assert_eq!(framing.feed(&vec![0u8; CONTINUED], MAX_PACKET), None);
+        assert_eq!(
+            framing.feed(&header(10, 1), MAX_PACKET),
+            Some(CONTINUED as u64 + 10)
+        );
+        // An SSL request turns framing off: TLS bytes are not packets.
+        let mut framing = Framing::default();
+        let mut ssl = header(SSL_REQUEST_LEN, 1);
+        ssl.extend([0u8; SSL_REQUEST_LEN]);
+        ssl.extend([0xffu8; 64]);
+        assert_eq!(framing.feed(&ssl, 1000), None);
+        assert!(framing.off);
     }
 }

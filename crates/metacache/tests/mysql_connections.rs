@@ -121,3 +121,53 @@ fn clients_that_never_log_in_are_dropped() {
         "a greeting, then the end of the stream"
     );
 }
+
+#[test]
+fn a_packet_over_max_allowed_packet_closes_the_connection_before_it_is_buffered() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    let mut stream = log_in(server.mysql_port, "app");
+    // A COM_QUERY continued over two packets: 2^24 - 1 bytes, then 100 more (16 MiB + 99).
+    let chunk = 0xff_ffff_usize;
+    let mut first = vec![0xff, 0xff, 0xff, 0];
+    first.push(0x03); // COM_QUERY
+    first.extend(std::iter::repeat_n(b' ', chunk - 1));
+    stream.write_all(&first).expect("first part");
+    let mut second = vec![100, 0, 0, 1];
+    second.extend([b' '; 100]);
+    // The server may close while this is in flight.
+    let _ = stream.write_all(&second);
+    let answer = read_packet(&mut stream);
+    assert!(
+        answer.is_err(),
+        "the connection is closed, not answered: {answer:?}"
+    );
+    assert!(
+        server.log_text().contains("over max_allowed_packet"),
+        "{}",
+        server.log_text()
+    );
+    // A statement of a megabyte is fine, and the server is up.
+    let big = format!("SELECT length('{}') AS n", "x".repeat(1 << 20));
+    let file = data.with_extension("sql");
+    std::fs::write(&file, &big).expect("statement file");
+    let output = std::process::Command::new(mysql_client())
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &server.mysql_port.to_string(),
+            "-u",
+            "root",
+        ])
+        .args(["--batch", "--max-allowed-packet=64M"])
+        .stdin(std::fs::File::open(&file).expect("open"))
+        .output()
+        .expect("mysql runs");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "n\n1048576\n",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

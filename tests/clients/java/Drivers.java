@@ -49,6 +49,17 @@ public class Drivers {
             column(md.getImportedKeys("information_schema", null, "catalogs"), "FKCOLUMN_NAME");
 
             Statement s = c.createStatement();
+            // The statistics-table queries of docs/troubleshooting.md.
+            for (String sql : new String[] {
+                "SELECT fe_host, max_weight, estimated_weight, node_memory_bytes, process_rss_bytes, "
+                    + "reclaim_request_count, reclaimed_bytes FROM information_schema.catalog_meta_cache_nodes",
+                "SELECT fe_host, SUM(estimated_weight) AS estimated_weight, SUM(weight_reject_count) AS weight_reject_count "
+                    + "FROM information_schema.catalog_meta_cache_statistics WHERE max_weight >= 0 GROUP BY fe_host ORDER BY fe_host",
+                "SELECT catalog_name, catalog_type, max_weight, estimated_weight, cache_count "
+                    + "FROM information_schema.catalogs ORDER BY estimated_weight DESC",
+            }) {
+                s.executeQuery(sql).close();
+            }
             s.execute("DROP CATALOG IF EXISTS " + catalog);
             s.execute("CREATE CATALOG " + catalog + " PROPERTIES (\"type\" = \"hms\", \"warehouse\" = \""
                 + warehouse + "\", \"meta.cache.max-weight\" = \"64MB\")");

@@ -33,6 +33,11 @@ async function session() {
   await conn.end();
 
   conn = await mysql.createConnection({ host: '127.0.0.1', port, user: 'root', database: 'information_schema' });
+  // The statistics-table queries of docs/troubleshooting.md.
+  [rows] = await conn.query(`SELECT fe_host, max_weight, estimated_weight, node_memory_bytes, process_rss_bytes,
+                                    reclaim_request_count, reclaimed_bytes
+                             FROM information_schema.catalog_meta_cache_nodes`);
+  expect(rows.length === 1, 'one node row');
   [rows] = await conn.query(`SELECT catalog_name, catalog_type, max_weight, estimated_weight, cache_count
                              FROM information_schema.catalogs ORDER BY estimated_weight DESC`);
   [rows] = await conn.query(`SELECT fe_host, SUM(estimated_weight) AS estimated_weight
