@@ -340,6 +340,16 @@ impl Catalog {
 
     /// One row per cache the catalog has or would build, in engine then declaration order.
     pub fn cache_rows(&self) -> Vec<CacheRow> {
+        self.rows(false)
+    }
+
+    /// The rows of the caches that exist (built, so holding counters and bytes): what
+    /// `/metrics` exports, without the idle settings of the others.
+    pub fn built_cache_rows(&self) -> Vec<CacheRow> {
+        self.rows(true)
+    }
+
+    fn rows(&self, built_only: bool) -> Vec<CacheRow> {
         let state = self.state.read();
         if state.dropped {
             return Vec::new();
@@ -353,6 +363,7 @@ impl Catalog {
                 .find(|b| &b.engine == engine && &b.entry_name == entry_name);
             let stats = match built.and_then(|b| b.handle.as_ref()) {
                 Some(handle) => handle.stats(),
+                None if built_only => continue,
                 None => CacheStats::idle(&planned.cache.config, self.idle_max_weight(planned)),
             };
             rows.push(CacheRow {

@@ -249,6 +249,14 @@ impl CatalogManager {
             .collect()
     }
 
+    /// The rows of the caches that exist on this node (see [`Catalog::built_cache_rows`]).
+    pub fn built_cache_rows(&self) -> Vec<CacheRow> {
+        self.catalogs()
+            .iter()
+            .flat_map(|c| c.built_cache_rows())
+            .collect()
+    }
+
     /// CREATE CATALOG.
     pub fn create_catalog(&self, statement: CreateCatalog) -> Result<Outcome> {
         let _ddl = self.ddl.lock();

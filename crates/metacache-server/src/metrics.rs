@@ -1,9 +1,10 @@
 //! `GET /metrics`: every numeric column of the statistics table as a Prometheus series with
-//! `catalog`, `engine` and `entry` labels, plus node and catalog gauges, named by Prometheus
+//! `catalog`, `engine` and `entry` labels — for the caches that exist (built); unbuilt caches
+//! are statistics-table rows only — plus node and catalog gauges, named by Prometheus
 //! conventions (`_total` counters, base units `_seconds` / `_bytes`, `_ratio`).
 //!
 //! Families are built from a snapshot at scrape time, so there is no second set of counters to
-//! keep in step with the caches. The per-cache families (22 × one series per cache) are written
+//! keep in step with the caches. The per-cache families (9 series for a typical cache) are written
 //! straight into the output with each cache's label set formatted once, and counts as integers
 //! (no `f64` round trip); the few node and catalog families go through the `prometheus` crate's
 //! encoder.
@@ -34,21 +35,21 @@ fn n(v: u64) -> Option<Sample> {
     Some(Sample::Count(v))
 }
 
-fn b(v: bool) -> Option<Sample> {
-    Some(Sample::Count(u64::from(v)))
-}
-
 fn real(v: f64) -> Option<Sample> {
     Some(Sample::Real(v))
 }
 
+/// A count that is exported only once it is not zero: rare events (failures, invalidations,
+/// rejections) cost no series on the caches where they never happen.
+fn sparse(v: u64) -> Option<Sample> {
+    (v > 0).then_some(Sample::Count(v))
+}
+
+/// The per-cache families (issue 14): counters and state, no ratios (PromQL computes them over a
+/// window from the counters, docs/metrics.md) and no family per static setting (they are labels
+/// of `metacache_cache_info`). An active cache without failures, invalidations or rejections has
+/// 9 series.
 const CACHE_METRICS: &[CacheMetric] = &[
-    CacheMetric {
-        name: "metacache_cache_requests_total",
-        help: "Lookups (REQUEST_COUNT).",
-        counter: true,
-        value: |s| n(s.request_count),
-    },
     CacheMetric {
         name: "metacache_cache_hits_total",
         help: "Lookups answered from the cache (HIT_COUNT).",
@@ -57,15 +58,9 @@ const CACHE_METRICS: &[CacheMetric] = &[
     },
     CacheMetric {
         name: "metacache_cache_misses_total",
-        help: "Lookups that loaded (MISS_COUNT).",
+        help: "Lookups that loaded (MISS_COUNT); requests are hits + misses.",
         counter: true,
         value: |s| n(s.miss_count),
-    },
-    CacheMetric {
-        name: "metacache_cache_hit_ratio",
-        help: "Hits per request since the cache was built (HIT_RATE).",
-        counter: false,
-        value: |s| real(s.hit_rate()),
     },
     CacheMetric {
         name: "metacache_cache_load_successes_total",
@@ -75,9 +70,9 @@ const CACHE_METRICS: &[CacheMetric] = &[
     },
     CacheMetric {
         name: "metacache_cache_load_failures_total",
-        help: "Loads that failed (LOAD_FAILURE_COUNT).",
+        help: "Loads that failed (LOAD_FAILURE_COUNT); absent until one fails.",
         counter: true,
-        value: |s| n(s.load_failure_count),
+        value: |s| sparse(s.load_failure_count),
     },
     CacheMetric {
         name: "metacache_cache_load_duration_seconds_total",
@@ -86,28 +81,22 @@ const CACHE_METRICS: &[CacheMetric] = &[
         value: |s| real(s.total_load_time_ms as f64 / 1000.0),
     },
     CacheMetric {
-        name: "metacache_cache_average_load_penalty_seconds",
-        help: "Average time of a load (AVG_LOAD_PENALTY_MS).",
-        counter: false,
-        value: |s| real(s.avg_load_penalty_ms() / 1000.0),
-    },
-    CacheMetric {
         name: "metacache_cache_evictions_total",
         help: "Capacity, weight and TTL evictions (EVICTION_COUNT).",
         counter: true,
         value: |s| n(s.eviction_count),
     },
     CacheMetric {
-        name: "metacache_cache_eviction_ratio",
-        help: "Evictions per request (EVICTION_RATE).",
-        counter: false,
-        value: |s| real(s.eviction_rate()),
+        name: "metacache_cache_invalidations_total",
+        help: "Explicit removals (INVALIDATE_COUNT); absent until the first.",
+        counter: true,
+        value: |s| sparse(s.invalidate_count),
     },
     CacheMetric {
-        name: "metacache_cache_invalidations_total",
-        help: "Explicit removals (INVALIDATE_COUNT).",
+        name: "metacache_cache_weight_rejects_total",
+        help: "Admissions refused by weight (WEIGHT_REJECT_COUNT); absent until the first.",
         counter: true,
-        value: |s| n(s.invalidate_count),
+        value: |s| sparse(s.weight_reject_count),
     },
     CacheMetric {
         name: "metacache_cache_entries",
@@ -116,16 +105,10 @@ const CACHE_METRICS: &[CacheMetric] = &[
         value: |s| n(s.estimated_size),
     },
     CacheMetric {
-        name: "metacache_cache_capacity_entries",
-        help: "Most values retained (CAPACITY).",
+        name: "metacache_cache_estimated_weight_bytes",
+        help: "Bytes reserved now (ESTIMATED_WEIGHT).",
         counter: false,
-        value: |s| n(s.capacity),
-    },
-    CacheMetric {
-        name: "metacache_cache_ttl_seconds",
-        help: "Time to live of values, -1 for never (TTL_SECOND).",
-        counter: false,
-        value: |s| Some(Sample::Signed(s.ttl_second)),
+        value: |s| n(s.estimated_weight),
     },
     CacheMetric {
         name: "metacache_cache_max_weight_bytes",
@@ -134,47 +117,8 @@ const CACHE_METRICS: &[CacheMetric] = &[
         value: |s| Some(Sample::Signed(s.max_weight)),
     },
     CacheMetric {
-        name: "metacache_cache_estimated_weight_bytes",
-        help: "Bytes reserved now (ESTIMATED_WEIGHT).",
-        counter: false,
-        value: |s| n(s.estimated_weight),
-    },
-    CacheMetric {
-        name: "metacache_cache_weight_rejects_total",
-        help: "Admissions refused by weight (WEIGHT_REJECT_COUNT).",
-        counter: true,
-        value: |s| n(s.weight_reject_count),
-    },
-    CacheMetric {
-        name: "metacache_cache_effective_enabled",
-        help: "1 when the cache retains values (EFFECTIVE_ENABLED).",
-        counter: false,
-        value: |s| b(s.effective_enabled),
-    },
-    CacheMetric {
-        name: "metacache_cache_config_enabled",
-        help: "The enable setting (CONFIG_ENABLED).",
-        counter: false,
-        value: |s| b(s.config_enabled),
-    },
-    CacheMetric {
-        name: "metacache_cache_auto_refresh",
-        help: "1 when refresh-ahead is on (AUTO_REFRESH).",
-        counter: false,
-        value: |s| b(s.auto_refresh),
-    },
-    CacheMetric {
-        name: "metacache_cache_last_load_success_timestamp_seconds",
-        help: "Unix time of the last successful load (LAST_LOAD_SUCCESS_TIME).",
-        counter: false,
-        value: |s| {
-            s.last_load_success_millis
-                .and_then(|m| real(m as f64 / 1000.0))
-        },
-    },
-    CacheMetric {
         name: "metacache_cache_last_load_failure_timestamp_seconds",
-        help: "Unix time of the last failed load (LAST_LOAD_FAILURE_TIME).",
+        help: "Unix time of the last failed load (LAST_LOAD_FAILURE_TIME); absent until one fails.",
         counter: false,
         value: |s| {
             s.last_load_failure_millis
@@ -182,6 +126,9 @@ const CACHE_METRICS: &[CacheMetric] = &[
         },
     },
 ];
+
+/// `metacache_cache_info`: the static settings of each cache as labels, value 1.
+const INFO: &str = "metacache_cache_info";
 
 fn label(name: &str, value: &str) -> LabelPair {
     let mut pair = LabelPair::default();
@@ -276,7 +223,7 @@ fn render_caches(rows: &[metacache_catalog::CacheRow], out: &mut String) {
             escape(&row.engine, &mut l);
             l.push_str("\",entry=\"");
             escape(&row.stats.entry_name, &mut l);
-            l.push_str("\"} ");
+            l.push('"');
             l
         })
         .collect();
@@ -299,16 +246,47 @@ fn render_caches(rows: &[metacache_catalog::CacheRow], out: &mut String) {
             if let Some(sample) = (metric.value)(&row.stats) {
                 out.push_str(metric.name);
                 out.push_str(labels);
+                out.push_str("} ");
                 push_sample(sample, out);
                 out.push('\n');
             }
         }
     }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("# HELP ");
+    out.push_str(INFO);
+    out.push_str(" Settings of each cache: ttl_seconds (-1 never), capacity, enabled (the enable setting), effective_enabled, auto_refresh.\n# TYPE ");
+    out.push_str(INFO);
+    out.push_str(" gauge\n");
+    for (row, labels) in rows.iter().zip(&labels) {
+        let s = &row.stats;
+        out.push_str(INFO);
+        out.push_str(labels);
+        out.push_str(",ttl_seconds=\"");
+        out.push_str(itoa::Buffer::new().format(s.ttl_second));
+        out.push_str("\",capacity=\"");
+        out.push_str(itoa::Buffer::new().format(s.capacity));
+        for (name, value) in [
+            ("enabled", s.config_enabled),
+            ("effective_enabled", s.effective_enabled),
+            ("auto_refresh", s.auto_refresh),
+        ] {
+            out.push_str("\",");
+            out.push_str(name);
+            out.push_str("=\"");
+            out.push_str(if value { "true" } else { "false" });
+        }
+        out.push_str("\"} 1\n");
+    }
 }
 
 /// The exposition text of every metric now.
 pub fn render(manager: &CatalogManager) -> String {
-    let rows = manager.cache_rows();
+    // Caches that exist: an idle catalog's unbuilt caches are rows of the statistics table
+    // (Doris's semantics) but no series (issue 14: 1,000 idle catalogs were 380,000 series).
+    let rows = manager.built_cache_rows();
     let mut text = String::with_capacity(rows.len() * CACHE_METRICS.len() * 96 + 4096);
     render_caches(&rows, &mut text);
     let mut families: Vec<MetricFamily> = Vec::new();
@@ -323,7 +301,8 @@ pub fn render(manager: &CatalogManager) -> String {
         false,
     );
     let catalogs = manager.catalogs();
-    for catalog in &catalogs {
+    // Catalogs with a cache that exists; `metacache_catalogs` counts them all.
+    for catalog in catalogs.iter().filter(|c| c.built_caches() > 0) {
         let labels = || vec![label("catalog", catalog.name())];
         catalog_limit.mut_metric().push(sample(
             labels(),

@@ -18,8 +18,7 @@ fn repo() -> PathBuf {
 }
 
 fn warehouse() -> String {
-    repo()
-        .join("tests/fixtures/hive/warehouse")
+    fixture_warehouse()
         .canonicalize()
         .expect("the fixture warehouse")
         .display()

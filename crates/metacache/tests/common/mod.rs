@@ -302,3 +302,38 @@ pub fn data_dir() -> (tempfile::TempDir, PathBuf) {
     let data = dir.path().join("data");
     (dir, data)
 }
+
+/// The fixture Hive warehouse of the repository.
+pub fn fixture_warehouse() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hive/warehouse")
+}
+
+/// `promtool check metrics` of an exposition: `Ok` when it passes without a complaint, else
+/// what promtool said.
+pub fn promtool_check(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool: run `make test-deps` (scripts/test-deps.sh) first");
+    promtool
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write");
+    let output = promtool.wait_with_output().expect("promtool");
+    let complaints = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if output.status.success() && complaints.trim().is_empty() {
+        Ok(())
+    } else {
+        Err(complaints)
+    }
+}

@@ -1,0 +1,107 @@
+//! `/metrics` at deployment scale (issue 14): 1,000 catalogs of which 50 have been queried
+//! export series for the caches that exist only — none for the 950 idle catalogs or for the
+//! unbuilt caches of the active ones — and pass `promtool check metrics`.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::*;
+
+/// Series of one cache in use without failures, invalidations or rejections (docs/metrics.md).
+const PER_CACHE: usize = 9;
+/// Node-level series, whatever the catalogs.
+const NODE_SERIES: usize = 16;
+
+fn run_file(server: &Server, sql: &str) {
+    let mut client = Command::new(mysql_client())
+        .args(["-h", "127.0.0.1", "-P", &server.mysql_port.to_string()])
+        .args(["-u", "root", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mysql runs");
+    client
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(sql.as_bytes())
+        .expect("statements");
+    let output = client.wait_with_output().expect("mysql ends");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn a_thousand_catalogs_with_fifty_in_use_export_only_what_exists() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    let warehouse = fixture_warehouse();
+    let create: String = (0..1000)
+        .map(|c| {
+            format!(
+                "CREATE CATALOG c{c:03} PROPERTIES (\"type\" = \"hms\", \"warehouse\" = \"{}\");\n",
+                warehouse.display()
+            )
+        })
+        .collect();
+    run_file(&server, &create);
+    let active: Vec<String> = (0..50).map(|c| format!("c{c:03}")).collect();
+    let queries: String = active
+        .iter()
+        .map(|c| {
+            format!("SHOW DATABASES FROM {c}; SHOW TABLES FROM {c}.sales; DESC {c}.sales.orders;\n")
+        })
+        .collect();
+    run_file(&server, &queries);
+
+    let (status, text) = server.http("GET", "/metrics", None, None);
+    assert_eq!(status, 200);
+    let series: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let caches = series
+        .iter()
+        .filter(|l| l.starts_with("metacache_cache_estimated_weight_bytes{"))
+        .count();
+    assert!(
+        caches >= 50,
+        "the active catalogs' caches are exported: {caches}"
+    );
+    for line in series.iter().filter(|l| l.contains("catalog=\"")) {
+        let catalog = line
+            .split("catalog=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_default();
+        assert!(
+            active.iter().any(|a| a == catalog),
+            "a series of an idle catalog: {line}"
+        );
+    }
+    let bound = PER_CACHE * caches + 2 * active.len() + NODE_SERIES;
+    assert!(
+        series.len() <= bound,
+        "{} series for {caches} caches (bound {bound})",
+        series.len()
+    );
+    eprintln!(
+        "{} series, {} bytes for 1,000 catalogs with {caches} caches in use",
+        series.len(),
+        text.len()
+    );
+    let idle_rows = server.query(
+        "SELECT count(*) AS n FROM catalog_meta_cache_statistics WHERE catalog_name = 'c999'",
+    );
+    assert_ne!(
+        idle_rows, "n\n0\n",
+        "idle catalogs stay in the statistics table"
+    );
+
+    if let Err(complaints) = promtool_check(&text) {
+        panic!("promtool: {complaints}");
+    }
+}

@@ -1,0 +1,180 @@
+//! A real Prometheus scrapes the binary and evaluates every PromQL expression of
+//! docs/metrics.md (issue 14): the documented queries parse, run, and the hit ratio has an
+//! answer once caches are in use. Prometheus comes from Debian's `prometheus` package, which
+//! `scripts/test-deps.sh` installs for promtool.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+struct Prometheus(Child);
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The PromQL of docs/metrics.md: the expressions of its `promql` blocks (separated by
+/// comments or blank lines) and the second column of its ratio table.
+fn documented_queries() -> Vec<String> {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/metrics.md"),
+    )
+    .expect("docs/metrics.md");
+    let mut queries = Vec::new();
+    let mut in_block = false;
+    let mut current = String::new();
+    let mut in_ratios = false;
+    for line in doc.lines() {
+        if line.starts_with("```promql") {
+            in_block = true;
+            continue;
+        }
+        if in_block {
+            let text = line.trim();
+            if line.starts_with("```") || text.is_empty() || text.starts_with('#') {
+                if !current.trim().is_empty() {
+                    queries.push(std::mem::take(&mut current));
+                }
+                current.clear();
+                in_block = !line.starts_with("```");
+            } else {
+                current.push(' ');
+                current.push_str(text);
+            }
+            continue;
+        }
+        if line.starts_with("### ") {
+            in_ratios = line.contains("PromQL");
+        }
+        if in_ratios
+            && line.starts_with("| ")
+            && !line.starts_with("| column")
+            && let Some(cell) = line.split(" | ").nth(1)
+        {
+            let query = cell
+                .trim()
+                .trim_end_matches('|')
+                .trim()
+                .trim_matches('`')
+                .replace("\\|", "|");
+            if !query.is_empty() && !query.starts_with('-') {
+                queries.push(query);
+            }
+        }
+    }
+    queries
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+#[test]
+fn prometheus_evaluates_every_documented_query() {
+    if Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: no prometheus binary; run scripts/test-deps.sh");
+        return;
+    }
+    let queries = documented_queries();
+    assert!(
+        queries.len() >= 8,
+        "the doc's queries were found: {queries:?}"
+    );
+    let (tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    let warehouse = fixture_warehouse();
+    server.query(&format!(
+        "CREATE CATALOG hive_prod PROPERTIES ('type'='hms', 'warehouse'='{}', 'meta.cache.max-weight'='1GB')",
+        warehouse.display()
+    ));
+    let target = server.http.trim_start_matches("http://").to_owned();
+    let config = tmp.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: metacache\n    static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .expect("config");
+    let port = free_port();
+    let prometheus = Prometheus(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                tmp.path().join("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus starts"),
+    );
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let query = |expr: &str| -> serde_json::Value {
+        let answer = agent
+            .get(&format!("http://127.0.0.1:{port}/api/v1/query"))
+            .query("query", expr)
+            .call();
+        match answer {
+            Ok(mut response) => response
+                .body_mut()
+                .read_to_string()
+                .ok()
+                .and_then(|text| serde_json::from_str(&text).ok())
+                .unwrap_or(serde_json::Value::Null),
+            Err(_) => serde_json::Value::Null,
+        }
+    };
+    // Traffic between scrapes, until the documented hit ratio has an answer.
+    let started = Instant::now();
+    loop {
+        server.query("DESC hive_prod.sales.orders");
+        let hit_rate = query(&queries_with(
+            &queries,
+            "metacache_cache_hits_total[5m])) / (",
+        ));
+        if hit_rate["data"]["result"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no hit ratio from Prometheus within 60 s: {hit_rate}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    for expr in &queries {
+        let answer = query(expr);
+        assert_eq!(answer["status"], "success", "{expr}: {answer}");
+    }
+    drop(prometheus);
+}
+
+/// The documented query containing `needle`.
+fn queries_with(queries: &[String], needle: &str) -> String {
+    queries
+        .iter()
+        .find(|q| q.contains(needle))
+        .cloned()
+        .unwrap_or_else(|| panic!("no documented query with {needle:?}"))
+}
