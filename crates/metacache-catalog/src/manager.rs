@@ -486,6 +486,11 @@ impl CatalogManager {
         self.node.lock().config.clone()
     }
 
+    /// `metrics_cache_labels` as it is now (it changes at runtime).
+    pub fn metrics_cache_labels(&self) -> String {
+        self.node.lock().config.metrics_cache_labels.clone()
+    }
+
     /// `query_timeout_seconds` as it is now (it changes at runtime).
     pub fn query_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.node.lock().config.query_timeout_seconds)

@@ -178,6 +178,7 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "tls_cert_file",
             "tls_key_file",
             "mysql_require_secure_transport",
+            "metrics_cache_labels",
             "sample_catalog",
             "node_memory_budget_bytes",
             "external_meta_cache_max_weight_bytes"
@@ -197,7 +198,11 @@ fn show_config_lists_every_key_and_filters_like_sql() {
         .collect();
     assert_eq!(
         mutable,
-        ["external_meta_cache_max_weight", "query_timeout_seconds"]
+        [
+            "external_meta_cache_max_weight",
+            "query_timeout_seconds",
+            "metrics_cache_labels"
+        ]
     );
 }
 

@@ -1,7 +1,9 @@
-//! `GET /metrics`: every numeric column of the statistics table as a Prometheus series with
-//! `catalog`, `engine` and `entry` labels — for the caches that exist (built); unbuilt caches
-//! are statistics-table rows only — plus node and catalog gauges, named by Prometheus
-//! conventions (`_total` counters, base units `_seconds` / `_bytes`, `_ratio`).
+//! `GET /metrics`: the counters and state of the statistics table as Prometheus series —
+//! for the caches that exist (built; unbuilt caches are statistics-table rows only), labelled
+//! per cache or summed per entry or per catalog (`metrics_cache_labels`), without ratio gauges
+//! (PromQL computes them over a window, docs/metrics.md) and with each cache's settings as
+//! labels of one `metacache_cache_info` series — plus node and catalog gauges, named by
+//! Prometheus conventions (`_total` counters, base units `_seconds` / `_bytes`).
 //!
 //! Families are built from a snapshot at scrape time, so there is no second set of counters to
 //! keep in step with the caches. The per-cache families (9 series for a typical cache) are written
@@ -212,23 +214,103 @@ fn push_value(value: f64, out: &mut String) {
     }
 }
 
-/// The per-cache families, written directly.
-fn render_caches(rows: &[metacache_catalog::CacheRow], out: &mut String) {
-    let labels: Vec<String> = rows
-        .iter()
-        .map(|row| {
-            let mut l = String::from("{catalog=\"");
-            escape(&row.catalog, &mut l);
-            l.push_str("\",engine=\"");
-            escape(&row.engine, &mut l);
-            l.push_str("\",entry=\"");
-            escape(&row.stats.entry_name, &mut l);
-            l.push('"');
-            l
-        })
-        .collect();
+/// How finely the per-cache families are labelled (node key `metrics_cache_labels`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Granularity {
+    /// `catalog`, `engine`, `entry`: one set of series per cache in use (the default).
+    Cache,
+    /// `engine`, `entry`: summed over the catalogs.
+    Entry,
+    /// `catalog`: summed over the catalog's caches.
+    Catalog,
+}
+
+impl Granularity {
+    /// The key's value; `None` for another word.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "cache" => Some(Self::Cache),
+            "entry" => Some(Self::Entry),
+            "catalog" => Some(Self::Catalog),
+            _ => None,
+        }
+    }
+}
+
+/// Adds `other`'s counts and bytes into `into` (an aggregated series' stats).
+fn add(into: &mut CacheStats, other: &CacheStats) {
+    into.estimated_size += other.estimated_size;
+    into.hit_count += other.hit_count;
+    into.miss_count += other.miss_count;
+    into.load_success_count += other.load_success_count;
+    into.load_failure_count += other.load_failure_count;
+    into.total_load_time_ms += other.total_load_time_ms;
+    into.eviction_count += other.eviction_count;
+    into.invalidate_count += other.invalidate_count;
+    into.estimated_weight += other.estimated_weight;
+    into.weight_reject_count += other.weight_reject_count;
+    into.last_load_failure_millis = into
+        .last_load_failure_millis
+        .max(other.last_load_failure_millis);
+}
+
+/// The rows as labelled series groups: each group's label set (without the closing brace) and
+/// its stats, one group per cache or summed at a coarser granularity.
+fn groups(
+    rows: &[metacache_catalog::CacheRow],
+    granularity: Granularity,
+) -> Vec<(String, CacheStats)> {
+    let quoted = |name: &str, value: &str, out: &mut String| {
+        out.push_str(name);
+        out.push_str("=\"");
+        escape(value, out);
+        out.push('"');
+    };
+    let mut groups: Vec<(String, CacheStats)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for row in rows {
+        let mut l = String::from("{");
+        match granularity {
+            Granularity::Cache => {
+                quoted("catalog", &row.catalog, &mut l);
+                l.push(',');
+                quoted("engine", &row.engine, &mut l);
+                l.push(',');
+                quoted("entry", &row.stats.entry_name, &mut l);
+                groups.push((l, row.stats.clone()));
+                continue;
+            }
+            Granularity::Entry => {
+                quoted("engine", &row.engine, &mut l);
+                l.push(',');
+                quoted("entry", &row.stats.entry_name, &mut l);
+            }
+            Granularity::Catalog => quoted("catalog", &row.catalog, &mut l),
+        }
+        match index.get(&l) {
+            Some(&at) => add(&mut groups[at].1, &row.stats),
+            None => {
+                index.insert(l.clone(), groups.len());
+                groups.push((l, row.stats.clone()));
+            }
+        }
+    }
+    groups
+}
+
+/// The per-cache families, written directly: per cache, or summed (`granularity`), where the
+/// limit and the settings (`metacache_cache_info`) are left out — they belong to one cache.
+fn render_caches(rows: &[metacache_catalog::CacheRow], granularity: Granularity, out: &mut String) {
+    let groups = groups(rows, granularity);
+    let per_cache = granularity == Granularity::Cache;
     for metric in CACHE_METRICS {
-        if !rows.iter().any(|r| (metric.value)(&r.stats).is_some()) {
+        if !per_cache && metric.name == "metacache_cache_max_weight_bytes" {
+            continue;
+        }
+        if !groups
+            .iter()
+            .any(|(_, stats)| (metric.value)(stats).is_some())
+        {
             continue;
         }
         out.push_str("# HELP ");
@@ -242,8 +324,8 @@ fn render_caches(rows: &[metacache_catalog::CacheRow], out: &mut String) {
         } else {
             " gauge\n"
         });
-        for (row, labels) in rows.iter().zip(&labels) {
-            if let Some(sample) = (metric.value)(&row.stats) {
+        for (labels, stats) in &groups {
+            if let Some(sample) = (metric.value)(stats) {
                 out.push_str(metric.name);
                 out.push_str(labels);
                 out.push_str("} ");
@@ -252,7 +334,7 @@ fn render_caches(rows: &[metacache_catalog::CacheRow], out: &mut String) {
             }
         }
     }
-    if rows.is_empty() {
+    if groups.is_empty() || !per_cache {
         return;
     }
     out.push_str("# HELP ");
@@ -260,8 +342,7 @@ fn render_caches(rows: &[metacache_catalog::CacheRow], out: &mut String) {
     out.push_str(" Settings of each cache: ttl_seconds (-1 never), capacity, enabled (the enable setting), effective_enabled, auto_refresh.\n# TYPE ");
     out.push_str(INFO);
     out.push_str(" gauge\n");
-    for (row, labels) in rows.iter().zip(&labels) {
-        let s = &row.stats;
+    for (labels, s) in &groups {
         out.push_str(INFO);
         out.push_str(labels);
         out.push_str(",ttl_seconds=\"");
@@ -287,8 +368,10 @@ pub fn render(manager: &CatalogManager) -> String {
     // Caches that exist: an idle catalog's unbuilt caches are rows of the statistics table
     // (Doris's semantics) but no series (issue 14: 1,000 idle catalogs were 380,000 series).
     let rows = manager.built_cache_rows();
+    let granularity = manager.metrics_cache_labels();
+    let granularity = Granularity::parse(&granularity).unwrap_or(Granularity::Cache);
     let mut text = String::with_capacity(rows.len() * CACHE_METRICS.len() * 96 + 4096);
-    render_caches(&rows, &mut text);
+    render_caches(&rows, granularity, &mut text);
     let mut families: Vec<MetricFamily> = Vec::new();
     let mut catalog_limit = family(
         "metacache_catalog_max_weight_bytes",

@@ -104,4 +104,53 @@ fn a_thousand_catalogs_with_fifty_in_use_export_only_what_exists() {
     if let Err(complaints) = promtool_check(&text) {
         panic!("promtool: {complaints}");
     }
+
+    // Coarser labels for large deployments, changed at runtime.
+    let cache_series = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("metacache_cache_"))
+            .map(str::to_owned)
+            .collect()
+    };
+    server.query("ADMIN SET FRONTEND CONFIG ('metrics_cache_labels' = 'entry')");
+    let (_, by_entry) = server.http("GET", "/metrics", None, None);
+    let entry_series = cache_series(&by_entry);
+    assert!(
+        entry_series.iter().all(|l| !l.contains("catalog=")),
+        "summed over catalogs: {entry_series:?}"
+    );
+    let entries = entry_series
+        .iter()
+        .filter(|l| l.starts_with("metacache_cache_estimated_weight_bytes{"))
+        .count();
+    assert!(
+        entries >= 1 && entry_series.len() <= 8 * entries,
+        "{entry_series:?}"
+    );
+    if let Err(complaints) = promtool_check(&by_entry) {
+        panic!("promtool: {complaints}");
+    }
+    server.query("ADMIN SET FRONTEND CONFIG ('metrics_cache_labels' = 'catalog')");
+    let (_, by_catalog) = server.http("GET", "/metrics", None, None);
+    let catalog_series = cache_series(&by_catalog);
+    assert!(
+        catalog_series
+            .iter()
+            .all(|l| !l.contains("entry=") && l.contains("catalog=")),
+        "summed per catalog: {catalog_series:?}"
+    );
+    assert!(catalog_series.len() <= 8 * active.len());
+    if let Err(complaints) = promtool_check(&by_catalog) {
+        panic!("promtool: {complaints}");
+    }
+    eprintln!(
+        "per-cache families: cache {}, entry {}, catalog {} series",
+        cache_series(&text).len(),
+        entry_series.len(),
+        catalog_series.len()
+    );
+    assert_eq!(
+        server.fails("ADMIN SET FRONTEND CONFIG ('metrics_cache_labels' = 'table')"),
+        "ERROR 1105 (HY000) at line 1: Invalid value for configuration key 'metrics_cache_labels': table (cache, entry or catalog)"
+    );
 }

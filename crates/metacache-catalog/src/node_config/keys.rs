@@ -361,6 +361,26 @@ pub const KEYS: &[ConfigKey] = &[
         },
     },
     ConfigKey {
+        key: "metrics_cache_labels",
+        value_type: "string",
+        mutable: true,
+        comment: "labels of /metrics' per-cache families: cache (catalog, engine, entry), entry (engine, entry; summed over catalogs) or catalog (summed over its caches)",
+        secret: false,
+        get: |c| c.metrics_cache_labels.clone(),
+        set: |c, v| {
+            let v = v.trim().to_ascii_lowercase();
+            if !["cache", "entry", "catalog"].contains(&v.as_str()) {
+                return Err(invalid(
+                    "metrics_cache_labels",
+                    &v,
+                    "cache, entry or catalog",
+                ));
+            }
+            c.metrics_cache_labels = v;
+            Ok(())
+        },
+    },
+    ConfigKey {
         key: "sample_catalog",
         value_type: "boolean",
         mutable: false,

@@ -75,6 +75,9 @@ pub struct NodeConfig {
     pub tls_key_file: String,
     /// `mysql_require_secure_transport`: refuse MySQL clients that do not switch to TLS.
     pub mysql_require_secure_transport: bool,
+    /// `metrics_cache_labels`: `cache`, `entry` or `catalog` — how finely `/metrics` labels
+    /// the per-cache families.
+    pub metrics_cache_labels: String,
 }
 
 impl Default for NodeConfig {
@@ -103,6 +106,7 @@ impl Default for NodeConfig {
             tls_cert_file: String::new(),
             tls_key_file: String::new(),
             mysql_require_secure_transport: false,
+            metrics_cache_labels: "cache".to_owned(),
         }
     }
 }
