@@ -162,17 +162,37 @@ impl Prepared {
         }
         let mut values = values.iter().enumerate();
         let mut text = String::new();
+        // Inside `LIMIT …`/`OFFSET …`: a whole double (JavaScript drivers send every number
+        // as one) is written as an integer, which is what LIMIT takes.
+        let mut in_limit = false;
         for token in &self.tokens {
             if is_placeholder(token) {
                 let (index, value) = values.next().ok_or(BindError::Arity {
                     expected: self.params,
                     given: 0,
                 })?;
-                text.push_str(&literal(value).map_err(|reason| BindError::Value {
+                let value = match value {
+                    ValueInner::Double(d)
+                        if in_limit && d.fract() == 0.0 && d.abs() < 9_007_199_254_740_992.0 =>
+                    {
+                        // Whole and exact: the cast cannot truncate.
+                        ValueInner::Int(*d as i64)
+                    }
+                    other => *other,
+                };
+                text.push_str(&literal(&value).map_err(|reason| BindError::Value {
                     index: index + 1,
                     reason,
                 })?);
             } else {
+                match token {
+                    Token::Word(w) if w.quote_style.is_none() => {
+                        in_limit = w.value.eq_ignore_ascii_case("LIMIT")
+                            || w.value.eq_ignore_ascii_case("OFFSET");
+                    }
+                    Token::Whitespace(_) | Token::Comma | Token::Number(..) => {}
+                    _ => in_limit = false,
+                }
                 let _ = write!(text, "{token}");
             }
         }
@@ -367,6 +387,27 @@ mod tests {
             bind(sql, &[ValueInner::Int(1)]),
             sql.replace('?', "1"),
             "escapes in the statement's own strings survive"
+        );
+    }
+
+    #[test]
+    fn whole_doubles_in_limit_and_offset_are_integers() {
+        assert_eq!(
+            bind(
+                "SELECT ? FROM t LIMIT ?, ? OFFSET ?",
+                &[
+                    ValueInner::Double(2.0),
+                    ValueInner::Double(1.0),
+                    ValueInner::Double(5.0),
+                    ValueInner::Double(3.0)
+                ]
+            ),
+            "SELECT 2.0 FROM t LIMIT 1, 5 OFFSET 3"
+        );
+        assert_eq!(
+            bind("SELECT 1 LIMIT ?", &[ValueInner::Double(2.5)]),
+            "SELECT 1 LIMIT 2.5",
+            "a fraction stays (and is refused as MySQL refuses it)"
         );
     }
 

@@ -60,6 +60,9 @@ async function session() {
     [catalog, 0],
   );
   expect(rows.length > 0 && rows[0].max_weight >= 0, `prepared statistics rows: ${JSON.stringify(rows[0])}`);
+  // JavaScript numbers go as doubles; LIMIT takes them as MySQL does.
+  [rows] = await conn.execute('SELECT catalog_name FROM information_schema.catalogs ORDER BY catalog_name LIMIT ? OFFSET ?', [1, 0]);
+  expect(rows.length === 1, `LIMIT ? with a JavaScript number: ${JSON.stringify(rows)}`);
   [rows] = await conn.execute('SELECT ? AS s, ? AS n, ? AS d', ["it's \\ ok", 7, null]);
   expect(rows[0].s === "it's \\ ok" && rows[0].n === 7 && rows[0].d === null, JSON.stringify(rows));
   await conn.query(`DROP CATALOG ${catalog}`);
