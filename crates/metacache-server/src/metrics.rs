@@ -257,7 +257,7 @@ fn add(into: &mut CacheStats, other: &CacheStats) {
 /// The rows as labelled series groups: each group's label set (without the closing brace) and
 /// its stats, one group per cache or summed at a coarser granularity.
 fn groups(
-    rows: &[metacache_catalog::CacheRow],
+    rows: Vec<metacache_catalog::CacheRow>,
     granularity: Granularity,
 ) -> Vec<(String, CacheStats)> {
     let quoted = |name: &str, value: &str, out: &mut String| {
@@ -277,7 +277,7 @@ fn groups(
                 quoted("engine", &row.engine, &mut l);
                 l.push(',');
                 quoted("entry", &row.stats.entry_name, &mut l);
-                groups.push((l, row.stats.clone()));
+                groups.push((l, row.stats));
                 continue;
             }
             Granularity::Entry => {
@@ -291,7 +291,7 @@ fn groups(
             Some(&at) => add(&mut groups[at].1, &row.stats),
             None => {
                 index.insert(l.clone(), groups.len());
-                groups.push((l, row.stats.clone()));
+                groups.push((l, row.stats));
             }
         }
     }
@@ -300,7 +300,11 @@ fn groups(
 
 /// The per-cache families, written directly: per cache, or summed (`granularity`), where the
 /// limit and the settings (`metacache_cache_info`) are left out — they belong to one cache.
-fn render_caches(rows: &[metacache_catalog::CacheRow], granularity: Granularity, out: &mut String) {
+fn render_caches(
+    rows: Vec<metacache_catalog::CacheRow>,
+    granularity: Granularity,
+    out: &mut String,
+) {
     let groups = groups(rows, granularity);
     let per_cache = granularity == Granularity::Cache;
     for metric in CACHE_METRICS {
@@ -371,7 +375,7 @@ pub fn render(manager: &CatalogManager) -> String {
     let granularity = manager.metrics_cache_labels();
     let granularity = Granularity::parse(&granularity).unwrap_or(Granularity::Cache);
     let mut text = String::with_capacity(rows.len() * CACHE_METRICS.len() * 96 + 4096);
-    render_caches(&rows, granularity, &mut text);
+    render_caches(rows, granularity, &mut text);
     let mut families: Vec<MetricFamily> = Vec::new();
     let mut catalog_limit = family(
         "metacache_catalog_max_weight_bytes",

@@ -16,7 +16,8 @@ use crate::{Error, Result};
 /// metacache browse.
 pub const TABLE_TYPE: &str = "BASE TABLE";
 
-fn filtered(rows: Vec<Vec<Value>>, pattern: Option<&str>) -> Vec<Vec<Value>> {
+/// The rows whose first column matches the `LIKE` pattern, if there is one.
+pub(crate) fn filtered(rows: Vec<Vec<Value>>, pattern: Option<&str>) -> Vec<Vec<Value>> {
     rows.into_iter()
         .filter(|r| pattern.is_none_or(|p| matches!(&r[0], Value::Text(name) if like(p, name))))
         .collect()

@@ -4,9 +4,6 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use common::*;
 
 /// Series of one cache in use without failures, invalidations or rejections (docs/metrics.md).
@@ -15,26 +12,8 @@ const PER_CACHE: usize = 9;
 const NODE_SERIES: usize = 16;
 
 fn run_file(server: &Server, sql: &str) {
-    let mut client = Command::new(mysql_client())
-        .args(["-h", "127.0.0.1", "-P", &server.mysql_port.to_string()])
-        .args(["-u", "root", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mysql runs");
-    client
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(sql.as_bytes())
-        .expect("statements");
-    let output = client.wait_with_output().expect("mysql ends");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let reply = server.mysql_stdin(&[], sql);
+    assert!(reply.ok, "{}", reply.err);
 }
 
 #[test]

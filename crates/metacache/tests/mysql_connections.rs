@@ -149,25 +149,6 @@ fn a_packet_over_max_allowed_packet_closes_the_connection_before_it_is_buffered(
     );
     // A statement of a megabyte is fine, and the server is up.
     let big = format!("SELECT length('{}') AS n", "x".repeat(1 << 20));
-    let file = data.with_extension("sql");
-    std::fs::write(&file, &big).expect("statement file");
-    let output = std::process::Command::new(mysql_client())
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-P",
-            &server.mysql_port.to_string(),
-            "-u",
-            "root",
-        ])
-        .args(["--batch", "--max-allowed-packet=64M"])
-        .stdin(std::fs::File::open(&file).expect("open"))
-        .output()
-        .expect("mysql runs");
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
-        "n\n1048576\n",
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let reply = server.mysql_stdin(&["--max-allowed-packet=64M"], &big);
+    assert_eq!(reply.out, "n\n1048576\n", "{}", reply.err);
 }

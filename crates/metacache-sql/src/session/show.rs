@@ -104,9 +104,7 @@ impl Session {
                 def.comment.clone().into(),
             ]);
         }
-        rows.retain(|r| {
-            pattern.is_none_or(|p| matches!(&r[0], Value::Text(name) if like(p, name)))
-        });
+        let rows = mysql_show::filtered(rows, pattern);
         Output::text(
             &[
                 "CatalogName",

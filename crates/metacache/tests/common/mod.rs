@@ -182,6 +182,32 @@ impl Server {
         }
     }
 
+    /// Runs the statements of `sql` through the client's standard input (no command-line
+    /// length limit), with extra client arguments.
+    pub fn mysql_stdin(&self, args: &[&str], sql: &str) -> Reply {
+        use std::io::Write;
+        let mut client = Command::new(mysql_client())
+            .args(["-h", "127.0.0.1", "-P", &self.mysql_port.to_string()])
+            .args(["-u", "root", "--batch"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mysql client runs");
+        let mut stdin = client.stdin.take().expect("stdin");
+        // Written from a thread: the client may answer before it has read everything.
+        let sql = sql.to_owned();
+        let writer = std::thread::spawn(move || stdin.write_all(sql.as_bytes()));
+        let output = client.wait_with_output().expect("mysql client ends");
+        let _ = writer.join();
+        Reply {
+            out: String::from_utf8_lossy(&output.stdout).into_owned(),
+            err: String::from_utf8_lossy(&output.stderr).into_owned(),
+            ok: output.status.success(),
+        }
+    }
+
     /// Runs `sql` and returns its output; panics with the error otherwise.
     pub fn query(&self, sql: &str) -> String {
         let reply = self.mysql(sql);
