@@ -95,7 +95,7 @@ pub(crate) fn record_rejection(
     rejection: &Rejection,
     now_millis: u64,
 ) {
-    CacheCounters::add(&counters.weight_rejects, 1);
+    CacheCounters::add(&counters.weight_rejects[rejection.reason.kind().index()], 1);
     *counters.last_reject_reason.lock() = Some(rejection.reason.to_string());
     let last = counters.last_warning_millis.load(Relaxed);
     let due = last == 0 || now_millis.saturating_sub(last) >= WARNING_INTERVAL_MILLIS;
@@ -220,7 +220,11 @@ mod tests {
             }
         }
         assert_eq!(logged, vec![1_000, 61_000, 130_000]);
-        assert_eq!(CacheCounters::read(&counters.weight_rejects), 6);
+        assert_eq!(
+            CacheCounters::read_all(&counters.weight_rejects),
+            [0, 6, 0, 0, 0],
+            "counted under entry_too_large"
+        );
         assert_eq!(
             counters.last_reject_reason.lock().as_deref(),
             Some("entry_too_large")

@@ -9,7 +9,11 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 
+use metacache_ledger::RejectKind;
 use parking_lot::Mutex as PlMutex;
+
+use crate::histogram::LoadHistogram;
+use crate::stats::EvictionCause;
 
 const STRIPES: usize = 16;
 const _: () = assert!(STRIPES.is_power_of_two());
@@ -144,9 +148,12 @@ pub(crate) struct CacheCounters {
     pub(crate) load_successes: AtomicU64,
     pub(crate) load_failures: AtomicU64,
     pub(crate) load_nanos: AtomicU64,
-    pub(crate) evictions: AtomicU64,
+    pub(crate) load_times: LoadHistogram,
+    /// By [`EvictionCause::index`].
+    pub(crate) evictions: [AtomicU64; EvictionCause::ALL.len()],
     pub(crate) invalidations: AtomicU64,
-    pub(crate) weight_rejects: AtomicU64,
+    /// By [`RejectKind::index`].
+    pub(crate) weight_rejects: [AtomicU64; RejectKind::ALL.len()],
     /// Wall-clock milliseconds of the last successful load, 0 for none.
     pub(crate) last_success_millis: AtomicU64,
     /// Wall-clock milliseconds of the last failed load, 0 for none.
@@ -164,6 +171,15 @@ impl CacheCounters {
 
     pub(crate) fn read(counter: &AtomicU64) -> u64 {
         counter.load(Relaxed)
+    }
+
+    /// Counts one eviction for `cause`.
+    pub(crate) fn evicted(&self, cause: EvictionCause) {
+        Self::add(&self.evictions[cause.index()], 1);
+    }
+
+    pub(crate) fn read_all<const N: usize>(counters: &[AtomicU64; N]) -> [u64; N] {
+        std::array::from_fn(|i| Self::read(&counters[i]))
     }
 }
 

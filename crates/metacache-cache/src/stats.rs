@@ -1,6 +1,41 @@
 //! A point-in-time view of one cache: the columns of `catalog_meta_cache_statistics` that the
 //! cache itself knows (the front end adds FE_HOST, CATALOG_NAME and ENGINE_NAME).
 
+use metacache_ledger::RejectKind;
+
+use crate::histogram::LoadTimes;
+
+/// Why a value left a cache without being invalidated: the `cause` label of evictions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EvictionCause {
+    /// The cache's own bounds: its capacity or byte limit (a value the frequency filter refused
+    /// to admit over hotter ones counts here too, as in Caffeine).
+    Size,
+    /// Its TTL passed.
+    Expired,
+    /// Reclamation freed it because the catalog or node above the cache was full.
+    Reclaimed,
+}
+
+impl EvictionCause {
+    /// Every cause, in the order of [`EvictionCause::index`].
+    pub const ALL: [Self; 3] = [Self::Size, Self::Expired, Self::Reclaimed];
+
+    /// Position in [`EvictionCause::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Size => "size",
+            Self::Expired => "expired",
+            Self::Reclaimed => "reclaimed",
+        }
+    }
+}
+
 /// Statistics of one managed cache instance. Counters are cumulative since the instance was built.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CacheStats {
@@ -32,6 +67,8 @@ pub struct CacheStats {
     pub total_load_time_ms: u64,
     /// EVICTION_COUNT: capacity, weight (reclamation) and TTL evictions.
     pub eviction_count: u64,
+    /// EVICTION_COUNT by cause, indexed by [`EvictionCause::index`].
+    pub evictions_by_cause: [u64; EvictionCause::ALL.len()],
     /// INVALIDATE_COUNT: explicit removals.
     pub invalidate_count: u64,
     /// LAST_LOAD_SUCCESS_TIME, wall-clock milliseconds since the epoch.
@@ -46,9 +83,14 @@ pub struct CacheStats {
     pub estimated_weight: u64,
     /// WEIGHT_REJECT_COUNT.
     pub weight_reject_count: u64,
+    /// WEIGHT_REJECT_COUNT by reason, indexed by [`RejectKind::index`].
+    pub weight_rejects_by_reason: [u64; RejectKind::ALL.len()],
+    /// Loads (successes and failures) by duration.
+    pub load_times: LoadTimes,
     /// LAST_WEIGHT_REJECT_REASON.
     pub last_weight_reject_reason: Option<String>,
-    pub(crate) total_load_time_nanos: u64,
+    /// TOTAL_LOAD_TIME_MS in nanoseconds: the exact sum behind the histogram's `_sum`.
+    pub total_load_time_nanos: u64,
 }
 
 impl CacheStats {
@@ -70,6 +112,7 @@ impl CacheStats {
             load_failure_count: 0,
             total_load_time_ms: 0,
             eviction_count: 0,
+            evictions_by_cause: [0; EvictionCause::ALL.len()],
             invalidate_count: 0,
             last_load_success_millis: None,
             last_load_failure_millis: None,
@@ -77,6 +120,8 @@ impl CacheStats {
             max_weight,
             estimated_weight: 0,
             weight_reject_count: 0,
+            weight_rejects_by_reason: [0; RejectKind::ALL.len()],
+            load_times: LoadTimes::default(),
             last_weight_reject_reason: None,
             total_load_time_nanos: 0,
         }

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use metacache_cache::Admission;
-use metacache_ledger::RejectReason;
+use metacache_ledger::{RejectKind, RejectReason};
 
 #[tokio::test]
 async fn admitted_values_are_charged_estimate_plus_overhead_at_every_level() {
@@ -110,6 +110,7 @@ async fn a_new_value_displaces_colder_values_of_its_own_cache() {
     assert!(blobs.get("fits").is_none(), "the colder value made room");
     let stats = blobs.stats();
     assert_eq!((stats.weight_reject_count, stats.eviction_count), (0, 1));
+    assert_eq!(stats.evictions_by_cause, [1, 0, 0], "its own bound: size");
     assert_eq!(blobs.budget().used(), charged("newer", 3_000));
     assert_eq!(blobs.resident_charge(), blobs.budget().used());
 }
@@ -133,6 +134,10 @@ async fn a_refused_replacement_drops_the_old_value() {
     );
     assert_eq!(blobs.budget().used(), 0);
     assert_eq!(blobs.stats().eviction_count, 1);
+    assert_eq!(
+        blobs.stats().weight_rejects_by_reason[RejectKind::EntryTooLarge.index()],
+        1
+    );
 }
 
 #[tokio::test]

@@ -29,6 +29,11 @@ async fn a_catalog_shortfall_evicts_within_that_catalog_only() {
     );
     assert!(parts.len() < 10, "the catalog's other cache gave room");
     assert_eq!(
+        parts.stats().evictions_by_cause,
+        [0, 0, 10 - parts.len() as u64],
+        "evicted for a neighbour: counted as reclaimed"
+    );
+    assert_eq!(
         bystander.len(),
         10,
         "another catalog is never asked for a catalog shortfall"
@@ -107,6 +112,13 @@ async fn lowering_the_node_limit_brings_use_back_under_it() {
     assert_eq!(cache.stats().max_weight, half as i64);
     assert_eq!(cache.stats().eviction_count, 100 - cache.len() as u64);
     assert!(cache.stats().eviction_count >= 50);
+    // Re-scaling to the new limit evicts by size; the background worker, which may reach the
+    // node's shortfall first, by reclamation. Nothing expired.
+    let [size, expired, reclaimed] = cache.stats().evictions_by_cause;
+    assert_eq!(
+        (size + reclaimed, expired),
+        (cache.stats().eviction_count, 0)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

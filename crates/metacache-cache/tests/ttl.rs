@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use metacache_cache::Expiry;
+use metacache_cache::{EvictionCause, Expiry};
 
 #[tokio::test]
 async fn values_expire_after_write_and_reads_do_not_extend_them() {
@@ -27,6 +27,12 @@ async fn values_expire_after_write_and_reads_do_not_extend_them() {
     );
     assert_eq!(stats.estimated_weight, 0, "expiry releases the charge");
     assert_eq!(stats.estimated_size, 0);
+    assert_eq!(stats.evictions_by_cause, [0, 1, 0], "counted as expired");
+    assert_eq!(
+        (stats.load_success_count, stats.load_times.total()),
+        (1, 1),
+        "the load is in the histogram (the second miss was a lookup, not a load)"
+    );
 }
 
 #[tokio::test]
@@ -86,6 +92,10 @@ async fn the_sweep_releases_expired_values_nobody_reads() {
     );
     assert_eq!(cache.budget().used(), 0);
     assert_eq!(cache.stats().eviction_count, 10);
+    assert_eq!(
+        cache.stats().evictions_by_cause[EvictionCause::Expired.index()],
+        10
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -33,7 +33,7 @@ pub mod size;
 pub use budget::{Budget, Ledger, Level};
 pub use error::WeightError;
 pub use reclaim::ReclaimRequest;
-pub use reject::{RejectReason, Rejection};
+pub use reject::{RejectKind, RejectReason, Rejection};
 pub use replacement::Replacement;
 
 /// Bytes charged on top of every estimate, for the cache's own bookkeeping of a value

@@ -40,6 +40,62 @@ impl fmt::Display for RejectReason {
     }
 }
 
+impl RejectReason {
+    /// The reason without its detail: a bounded set, fit for a metric label.
+    pub fn kind(&self) -> RejectKind {
+        match self {
+            Self::BudgetExceeded => RejectKind::BudgetExceeded,
+            Self::EntryTooLarge => RejectKind::EntryTooLarge,
+            Self::IncompleteEstimate { .. } => RejectKind::IncompleteEstimate,
+            Self::EstimatorFailure { .. } => RejectKind::EstimatorFailure,
+            Self::InvalidZeroEstimate => RejectKind::InvalidZeroEstimate,
+        }
+    }
+}
+
+/// [`RejectReason`] without its free-text detail, for counting rejections by reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RejectKind {
+    /// [`RejectReason::BudgetExceeded`].
+    BudgetExceeded,
+    /// [`RejectReason::EntryTooLarge`].
+    EntryTooLarge,
+    /// [`RejectReason::IncompleteEstimate`].
+    IncompleteEstimate,
+    /// [`RejectReason::EstimatorFailure`].
+    EstimatorFailure,
+    /// [`RejectReason::InvalidZeroEstimate`].
+    InvalidZeroEstimate,
+}
+
+impl RejectKind {
+    /// Every kind, in the order of [`RejectKind::index`].
+    pub const ALL: [Self; 5] = [
+        Self::BudgetExceeded,
+        Self::EntryTooLarge,
+        Self::IncompleteEstimate,
+        Self::EstimatorFailure,
+        Self::InvalidZeroEstimate,
+    ];
+
+    /// Position in [`RejectKind::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The label value: the reason string's first part (`estimator_failure` for the estimator
+    /// failures that the reason string files under `incomplete_estimate:`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::BudgetExceeded => "budget_exceeded",
+            Self::EntryTooLarge => "entry_too_large",
+            Self::IncompleteEstimate => "incomplete_estimate",
+            Self::EstimatorFailure => "estimator_failure",
+            Self::InvalidZeroEstimate => "invalid_zero_estimate",
+        }
+    }
+}
+
 /// A refused reservation: the reason, and the level that refused with its use and limit at that
 /// moment (the `used=` and `max=` of the rejection warning).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +116,21 @@ pub struct Rejection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_index_their_position_and_label_the_reason_prefix() {
+        for (i, kind) in RejectKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind.index(), i);
+        }
+        let reason = RejectReason::IncompleteEstimate {
+            detail: "visit_budget_exhausted".into(),
+        };
+        assert!(reason.to_string().starts_with(reason.kind().label()));
+        assert_eq!(
+            RejectReason::BudgetExceeded.kind().label(),
+            "budget_exceeded"
+        );
+    }
 
     #[test]
     fn reasons_render_exactly_as_the_spec_names_them() {

@@ -10,6 +10,9 @@ use common::*;
 const PER_CACHE: usize = 9;
 /// Node-level series, whatever the catalogs.
 const NODE_SERIES: usize = 16;
+/// Series of the load-time histogram per kind of cache (engine and entry) that has loaded:
+/// 16 buckets, `_sum`, `_count`.
+const PER_KIND: usize = 18;
 
 fn run_file(server: &Server, sql: &str) {
     let reply = server.mysql_stdin(&[], sql);
@@ -61,14 +64,26 @@ fn a_thousand_catalogs_with_fifty_in_use_export_only_what_exists() {
             "a series of an idle catalog: {line}"
         );
     }
-    let bound = PER_CACHE * caches + 2 * active.len() + NODE_SERIES;
+    let kinds = series
+        .iter()
+        .filter(|l| l.starts_with("metacache_entry_load_duration_seconds_count{"))
+        .count();
+    assert!(kinds >= 1, "the load-time histogram is exported");
+    assert_eq!(
+        series
+            .iter()
+            .filter(|l| l.starts_with("metacache_entry_load_duration_seconds"))
+            .count(),
+        PER_KIND * kinds
+    );
+    let bound = PER_CACHE * caches + 2 * active.len() + NODE_SERIES + PER_KIND * kinds;
     assert!(
         series.len() <= bound,
         "{} series for {caches} caches (bound {bound})",
         series.len()
     );
     eprintln!(
-        "{} series, {} bytes for 1,000 catalogs with {caches} caches in use",
+        "{} series, {} bytes for 1,000 catalogs with {caches} caches of {kinds} kinds in use",
         series.len(),
         text.len()
     );

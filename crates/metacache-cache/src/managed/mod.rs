@@ -19,7 +19,7 @@ mod store;
 
 use std::future::Future;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 
 use metacache_estimate::EstimateSize;
@@ -35,7 +35,9 @@ use crate::flight::{self, Flights, Role};
 use crate::frequency::{Displaced, FrequencyAdmission};
 use crate::scale::{Scale, SlotWeighter};
 use crate::slot::NEVER;
-use crate::{CacheConfig, CacheStats, Cached, Clock, Error, Expiry, MemoryGovernor, Result};
+use crate::{
+    CacheConfig, CacheStats, Cached, Clock, Error, EvictionCause, Expiry, MemoryGovernor, Result,
+};
 
 /// The budget and counters, shared with the eviction hook that lives inside the map.
 struct Accounting {
@@ -43,12 +45,20 @@ struct Accounting {
     counters: CacheCounters,
     /// Bytes released by capacity evictions, for reclamation to measure its progress.
     evicted_bytes: AtomicU64,
+    /// Reclamation rounds under way: evictions meanwhile are counted as `reclaimed` (one that
+    /// the cache's own bounds caused at that very moment is counted there too).
+    reclaiming: AtomicUsize,
 }
 
 impl Accounting {
     fn release_evicted(&self, charge: u64) {
         self.budget.release(charge);
-        CacheCounters::add(&self.counters.evictions, 1);
+        let cause = if self.reclaiming.load(SeqCst) > 0 {
+            EvictionCause::Reclaimed
+        } else {
+            EvictionCause::Size
+        };
+        self.counters.evicted(cause);
         CacheCounters::add(&self.evicted_bytes, charge);
     }
 }
@@ -143,6 +153,7 @@ where
             budget,
             counters: CacheCounters::default(),
             evicted_bytes: AtomicU64::new(0),
+            reclaiming: AtomicUsize::new(0),
         });
         let scale = Scale::new(accounting.budget.effective_limit(), config.capacity);
         let map = new_map(
@@ -402,7 +413,7 @@ where
     {
         if let Some((_, removed)) = self.map.remove_if(key, |v| v.ptr_eq(value)) {
             self.accounting.budget.release(removed.take_charge());
-            CacheCounters::add(&self.accounting.counters.evictions, 1);
+            self.accounting.counters.evicted(EvictionCause::Expired);
         }
     }
 
@@ -425,6 +436,7 @@ where
         let result = contained(load).await;
         let elapsed = self.clock.precise_nanos().saturating_sub(started);
         CacheCounters::add(&counters.load_nanos, elapsed);
+        counters.load_times.record(elapsed);
         let now = self.clock.wall_millis().max(1);
         match result {
             Ok(value) => {
@@ -490,6 +502,8 @@ where
         let misses = CacheCounters::read(&c.misses);
         let millis = |m: &AtomicU64| Some(m.load(SeqCst)).filter(|&m| m > 0);
         let load_nanos = CacheCounters::read(&c.load_nanos);
+        let evictions = CacheCounters::read_all(&c.evictions);
+        let rejects = CacheCounters::read_all(&c.weight_rejects);
         CacheStats {
             entry_name: self.config.entry_name.to_string(),
             effective_enabled: self.enabled,
@@ -505,7 +519,8 @@ where
             load_failure_count: CacheCounters::read(&c.load_failures),
             total_load_time_ms: load_nanos / 1_000_000,
             total_load_time_nanos: load_nanos,
-            eviction_count: CacheCounters::read(&c.evictions),
+            eviction_count: evictions.iter().sum(),
+            evictions_by_cause: evictions,
             invalidate_count: CacheCounters::read(&c.invalidations),
             last_load_success_millis: millis(&c.last_success_millis),
             last_load_failure_millis: millis(&c.last_failure_millis),
@@ -516,7 +531,9 @@ where
                 .effective_limit()
                 .map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX)),
             estimated_weight: self.accounting.budget.used(),
-            weight_reject_count: CacheCounters::read(&c.weight_rejects),
+            weight_reject_count: rejects.iter().sum(),
+            weight_rejects_by_reason: rejects,
+            load_times: c.load_times.snapshot(),
             last_weight_reject_reason: c.last_reject_reason.lock().clone(),
         }
     }

@@ -3,17 +3,16 @@
 
 use std::hash::Hash;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 
 use metacache_estimate::EstimateSize;
 use metacache_ledger::Budget;
 use quick_cache::sync::EntryAction;
 
 use super::Inner;
-use crate::Reclaimable;
-use crate::counters::CacheCounters;
 use crate::scale::Scale;
 use crate::slot::NEVER;
+use crate::{EvictionCause, Reclaimable};
 
 impl<K, V> Reclaimable for Inner<K, V>
 where
@@ -40,7 +39,7 @@ where
             }
             let charge = value.take_charge();
             self.accounting.budget.release(charge);
-            CacheCounters::add(&self.accounting.counters.evictions, 1);
+            self.accounting.counters.evicted(EvictionCause::Expired);
             freed.fetch_add(charge, SeqCst);
             false
         });
@@ -52,6 +51,7 @@ where
         let by_bytes = self.scale.lock().by_bytes();
         let mut freed = 0;
         let mut at_least = 1u64;
+        let _reclaiming = Reclaiming::enter(&self.accounting.reclaiming);
         // Each round lowers quick_cache's capacity so that its own policy evicts the coldest
         // values (the hook releases them), costing what it evicts; rounds that free nothing
         // (uneven shards) ask for twice as much. Lowering the capacity trims the ghost history
@@ -102,5 +102,21 @@ where
             });
         }
         self.map.set_capacity(scale.capacity);
+    }
+}
+
+/// Marks a reclamation round for the eviction hook while it lives, panic or not.
+struct Reclaiming<'a>(&'a AtomicUsize);
+
+impl<'a> Reclaiming<'a> {
+    fn enter(rounds: &'a AtomicUsize) -> Self {
+        rounds.fetch_add(1, SeqCst);
+        Self(rounds)
+    }
+}
+
+impl Drop for Reclaiming<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, SeqCst);
     }
 }

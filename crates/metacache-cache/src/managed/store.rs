@@ -14,11 +14,11 @@ use metacache_ledger::{Budget, Level, Rejection};
 use quick_cache::sync::{EntryAction, EntryResult};
 
 use super::{Inner, Stored};
-use crate::Cached;
 use crate::admission::{Admission, charge_for, record_rejection};
 use crate::counters::CacheCounters;
 use crate::frequency::Displaced;
 use crate::slot::NEVER;
+use crate::{Cached, EvictionCause};
 
 impl<K, V> Inner<K, V>
 where
@@ -195,7 +195,7 @@ where
             }
             return true;
         }
-        CacheCounters::add(&counters.evictions, 1);
+        counters.evicted(EvictionCause::Size);
         for (victim_key, victim) in displaced {
             // They fit: each left to make room for `value`, which is gone. A key stored again
             // meanwhile keeps its newer value.

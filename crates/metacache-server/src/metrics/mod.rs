@@ -1,0 +1,185 @@
+//! `GET /metrics`: the counters and state of the statistics table as Prometheus series —
+//! for the caches that exist (built; unbuilt caches are statistics-table rows only), labelled
+//! per cache or summed per entry or per catalog (`metrics_cache_labels`), without ratio gauges
+//! (PromQL computes them over a window, docs/metrics.md) and with each cache's settings as
+//! labels of one `metacache_cache_info` series, evictions by cause and rejections by reason as
+//! labels of bounded sets, load times as a histogram per engine and entry — plus node and
+//! catalog gauges, named by Prometheus conventions (`_total` counters, base units `_seconds` /
+//! `_bytes`).
+//!
+//! Families are built from a snapshot at scrape time, so there is no second set of counters to
+//! keep in step with the caches. The per-cache families (9 series for a typical cache, `cache`)
+//! are written straight into the output (`text` spells the format); the few node and catalog
+//! families go through the `prometheus` crate's encoder.
+
+mod cache;
+mod text;
+
+use metacache_catalog::CatalogManager;
+use prometheus::proto::{Counter, Gauge, LabelPair, Metric, MetricFamily, MetricType};
+use prometheus::{Encoder, TextEncoder};
+
+pub use cache::Granularity;
+
+fn label(name: &str, value: &str) -> LabelPair {
+    let mut pair = LabelPair::default();
+    pair.set_name(name.to_owned());
+    pair.set_value(value.to_owned());
+    pair
+}
+
+fn family(name: &str, help: &str, counter: bool) -> MetricFamily {
+    let mut family = MetricFamily::default();
+    family.set_name(name.to_owned());
+    family.set_help(help.to_owned());
+    family.set_field_type(if counter {
+        MetricType::COUNTER
+    } else {
+        MetricType::GAUGE
+    });
+    family
+}
+
+fn sample(labels: Vec<LabelPair>, value: f64, counter: bool) -> Metric {
+    let mut metric = Metric::default();
+    metric.set_label(labels);
+    if counter {
+        let mut c = Counter::default();
+        c.set_value(value);
+        metric.set_counter(c);
+    } else {
+        let mut g = Gauge::default();
+        g.set_value(value);
+        metric.set_gauge(g);
+    }
+    metric
+}
+
+fn single(name: &str, help: &str, counter: bool, value: f64) -> MetricFamily {
+    let mut f = family(name, help, counter);
+    f.mut_metric().push(sample(Vec::new(), value, counter));
+    f
+}
+
+fn limit(bytes: Option<u64>) -> f64 {
+    bytes.map_or(-1.0, |b| b as f64)
+}
+
+/// The exposition text of every metric now.
+pub fn render(manager: &CatalogManager) -> String {
+    // Caches that exist: an idle catalog's unbuilt caches are rows of the statistics table
+    // (Doris's semantics) but no series (issue 14: 1,000 idle catalogs were 380,000 series).
+    let rows = manager.built_cache_rows();
+    let granularity = manager.metrics_cache_labels();
+    let granularity = Granularity::parse(&granularity).unwrap_or(Granularity::Cache);
+    let mut text = String::with_capacity(rows.len() * cache::FAMILIES * 96 + 4096);
+    cache::render_caches(rows, granularity, &mut text);
+    let mut families: Vec<MetricFamily> = Vec::new();
+    let mut catalog_limit = family(
+        "metacache_catalog_max_weight_bytes",
+        "Effective byte limit of a catalog, -1 when none applies.",
+        false,
+    );
+    let mut catalog_used = family(
+        "metacache_catalog_estimated_weight_bytes",
+        "Bytes a catalog's caches reserve now.",
+        false,
+    );
+    let catalogs = manager.catalogs();
+    // Catalogs with a cache that exists; `metacache_catalogs` counts them all.
+    for catalog in catalogs.iter().filter(|c| c.built_caches() > 0) {
+        let labels = || vec![label("catalog", catalog.name())];
+        catalog_limit.mut_metric().push(sample(
+            labels(),
+            limit(catalog.budget().effective_limit()),
+            false,
+        ));
+        catalog_used
+            .mut_metric()
+            .push(sample(labels(), catalog.budget().used() as f64, false));
+    }
+    families.push(catalog_limit);
+    families.push(catalog_used);
+    let governor = manager.governor();
+    let node = governor.node();
+    let reclaim = governor.reclaim_stats();
+    families.push(single(
+        "metacache_node_max_weight_bytes",
+        "The node limit of all caches (external_meta_cache_max_weight), -1 when none.",
+        false,
+        limit(node.limit()),
+    ));
+    families.push(single(
+        "metacache_node_estimated_weight_bytes",
+        "Bytes all caches of the node reserve now.",
+        false,
+        node.used() as f64,
+    ));
+    if let Some(memory) = manager.node_memory().map(|m| m.bytes as f64) {
+        families.push(single(
+            "metacache_node_memory_budget_bytes",
+            "The memory percentages of the node limit refer to.",
+            false,
+            memory,
+        ));
+    }
+    if let Some(rss) = metacache_catalog::memory::process_rss_bytes() {
+        families.push(single(
+            "metacache_process_resident_memory_bytes",
+            "Resident set size of the process.",
+            false,
+            rss as f64,
+        ));
+    }
+    if let Some(allocator) = metacache_catalog::memory::allocator_stats() {
+        families.push(single(
+            "metacache_allocator_allocated_bytes",
+            "Bytes in live allocations at their real sizes, as the allocator reports them.",
+            false,
+            allocator.allocated as f64,
+        ));
+        families.push(single(
+            "metacache_allocator_resident_bytes",
+            "Physical memory the allocator holds: live, fragmented and not yet returned.",
+            false,
+            allocator.resident as f64,
+        ));
+        families.push(single(
+            "metacache_allocator_fragmentation_ratio",
+            "Allocator resident bytes per allocated byte now.",
+            false,
+            allocator.fragmentation(),
+        ));
+        families.push(single(
+            "metacache_node_reserved_to_allocated_ratio",
+            "Bytes the ledger reserves per byte the allocator has allocated now.",
+            false,
+            allocator.reserved_ratio(node.used()),
+        ));
+    }
+    families.push(single(
+        "metacache_catalogs",
+        "Catalogs defined on the node.",
+        false,
+        catalogs.len() as f64,
+    ));
+    families.push(single(
+        "metacache_reclaim_requests_total",
+        "Reclamation requests handled.",
+        true,
+        reclaim.requests as f64,
+    ));
+    families.push(single(
+        "metacache_reclaimed_bytes_total",
+        "Bytes freed by reclamation.",
+        true,
+        reclaim.freed_bytes as f64,
+    ));
+    families.retain(|f| !f.get_metric().is_empty());
+    let mut out = Vec::new();
+    if let Err(error) = TextEncoder::new().encode(&families, &mut out) {
+        tracing::error!("cannot encode metrics: {error}");
+    }
+    text.push_str(&String::from_utf8_lossy(&out));
+    text
+}
