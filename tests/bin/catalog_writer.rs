@@ -29,7 +29,7 @@ fn main() -> anyhow::Result<()> {
         let names: Vec<String> = manager
             .catalogs()
             .iter()
-            .map(|c| c.name().to_owned())
+            .map(|c| c.name().to_string())
             .collect();
         let op = Op::choose(index, mix(seed ^ index), &names);
         writeln!(out, "begin {}", serde_json::to_string(&op)?)?;

@@ -30,6 +30,11 @@ use crate::{CacheId, Error, MetaKey, Properties, Result};
 pub struct CatalogDef {
     /// Its name.
     pub name: String,
+    /// `CatalogId` of SHOW CATALOGS: unique on the node, kept across RENAME.
+    /// Stores written before ids existed have none (0); they are given one when loaded
+    /// ([`assign_ids`]), the same one at every start.
+    #[serde(default)]
+    pub id: u64,
     /// `COMMENT '…'` of CREATE CATALOG.
     #[serde(default)]
     pub comment: String,
@@ -52,6 +57,29 @@ impl CatalogDef {
             .trim()
             .to_ascii_lowercase()
     }
+}
+
+/// Gives every definition without an id one: its creation time in milliseconds, or the next
+/// free number after it, in name order. Deterministic for a stored set, and never one a stored
+/// id holds; ids given at CREATE are above all of these (`next_id`), so a later start derives
+/// the same ids again.
+pub fn assign_ids(defs: &mut [CatalogDef]) {
+    let mut taken: BTreeSet<u64> = defs.iter().map(|d| d.id).filter(|&id| id > 0).collect();
+    for def in defs.iter_mut().filter(|d| d.id == 0) {
+        let mut id = def.created_at_millis.max(1);
+        while taken.contains(&id) {
+            id += 1;
+        }
+        taken.insert(id);
+        def.id = id;
+    }
+}
+
+/// The id of a catalog created at `now_millis` next to catalogs with `ids`: above every one of
+/// them and at least the time, so a dropped catalog's id comes back only if it was the newest
+/// and another is created within the same millisecond.
+pub fn next_id(ids: impl Iterator<Item = u64>, now_millis: u64) -> u64 {
+    ids.max().map_or(0, |m| m + 1).max(now_millis.max(1))
 }
 
 /// Which caches an ALTER drops.
@@ -138,7 +166,8 @@ fn plan(engines: &[Arc<EngineDef>], properties: &Properties) -> Vec<Planned> {
 
 /// A catalog and its caches. Shared as `Arc<Catalog>`; ALTER changes it in place.
 pub struct Catalog {
-    name: String,
+    /// Its name now: `ALTER CATALOG … RENAME` changes it in place, caches and budget kept.
+    name: RwLock<Arc<str>>,
     budget: Arc<Budget>,
     governor: Arc<MemoryGovernor>,
     state: RwLock<State>,
@@ -154,7 +183,7 @@ impl Catalog {
         let engines = registry.for_catalog_type(&def.catalog_type());
         let planned = plan(&engines, &def.properties);
         Self {
-            name: def.name.clone(),
+            name: RwLock::new(Arc::from(def.name.as_str())),
             budget,
             governor,
             state: RwLock::new(State {
@@ -169,8 +198,8 @@ impl Catalog {
     }
 
     /// Its name.
-    pub fn name(&self) -> &str {
-        &self.name
+    pub fn name(&self) -> Arc<str> {
+        Arc::clone(&self.name.read())
     }
 
     /// Its definition now.
@@ -239,7 +268,7 @@ impl Catalog {
             return Ok(found);
         }
         let unknown = || Error::UnknownCache {
-            catalog: self.name.clone(),
+            catalog: self.name().to_string(),
             engine: engine.to_owned(),
             entry_name: entry_name.to_owned(),
         };
@@ -287,7 +316,7 @@ impl Catalog {
     {
         if state.dropped {
             return Err(Error::CatalogDropped {
-                name: self.name.clone(),
+                name: self.name().to_string(),
             });
         }
         let Some(built) = state
@@ -367,7 +396,7 @@ impl Catalog {
                 None => CacheStats::idle(&planned.cache.config, self.idle_max_weight(planned)),
             };
             rows.push(CacheRow {
-                catalog: self.name.clone(),
+                catalog: self.name().to_string(),
                 engine: engine.clone(),
                 built: built.is_some(),
                 stats,
@@ -430,6 +459,18 @@ impl Catalog {
         state.def = def;
     }
 
+    /// Applies a RENAME: the same caches, budget and counters under the name `def` carries.
+    pub(crate) fn apply_rename(&self, def: CatalogDef) {
+        let mut state = self.state.write();
+        *self.name.write() = Arc::from(def.name.as_str());
+        state.def = def;
+    }
+
+    /// Applies a new COMMENT: nothing cached changes.
+    pub(crate) fn apply_comment(&self, def: CatalogDef) {
+        self.state.write().def = def;
+    }
+
     /// Applies a DROP: retires every cache; the catalog budget ends empty.
     pub(crate) fn apply_drop(&self) {
         let mut state = self.state.write();
@@ -465,7 +506,7 @@ impl Catalog {
 impl std::fmt::Debug for Catalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Catalog")
-            .field("name", &self.name)
+            .field("name", &self.name())
             .field("def", &self.state.read().def)
             .finish_non_exhaustive()
     }

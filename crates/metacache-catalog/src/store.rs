@@ -34,6 +34,14 @@ pub enum Change {
     PutCatalog(CatalogDef),
     /// DROP CATALOG.
     DeleteCatalog(String),
+    /// ALTER CATALOG … RENAME: the definition under its new name replaces the one under
+    /// `from`, in one commit (never both, never neither).
+    RenameCatalog {
+        /// The name before.
+        from: String,
+        /// The definition, `name` the new one.
+        def: CatalogDef,
+    },
     /// A remote engine defined or redefined.
     PutEngine(EngineDef),
     /// A remote engine removed.
@@ -50,6 +58,12 @@ impl StoredState {
                 self.catalogs.sort_by(|a, b| a.name.cmp(&b.name));
             }
             Change::DeleteCatalog(name) => self.catalogs.retain(|c| &c.name != name),
+            Change::RenameCatalog { from, def } => {
+                self.catalogs
+                    .retain(|c| &c.name != from && c.name != def.name);
+                self.catalogs.push(def.clone());
+                self.catalogs.sort_by(|a, b| a.name.cmp(&b.name));
+            }
             Change::PutEngine(def) => {
                 self.engines.retain(|e| e.name != def.name);
                 self.engines.push(def.clone());

@@ -43,17 +43,21 @@ pub fn catalog_type(registry: &EngineRegistry, properties: &Properties) -> Resul
 }
 
 /// Checks the properties a CREATE or ALTER statement submits, and the catalog's properties
-/// after the statement (`merged`). Returns tolerated problems (keys of unknown engines).
+/// after the statement (`merged`), for a catalog of `catalog_type`. Returns tolerated problems
+/// (keys of unknown engines; on a type with no engine of its own, unknown entries of the
+/// `default` engine, which Doris accepts there).
 pub fn check_statement(
     registry: &EngineRegistry,
+    catalog_type: &str,
     submitted: &Properties,
     merged: &Properties,
 ) -> Result<Vec<Warning>> {
     submitted.check_text()?;
+    let lenient = only_default_engine(registry, catalog_type);
     let mut warnings = Vec::new();
     for key in submitted.keys() {
         let value = submitted.get(key).unwrap_or_default();
-        if let Some(warning) = check_key(registry, key, value)? {
+        if let Some(warning) = check_key(registry, key, value, lenient)? {
             warnings.push(warning);
         }
     }
@@ -67,7 +71,7 @@ pub fn check_stored(registry: &EngineRegistry, properties: &Properties) -> Vec<W
     let mut warnings = Vec::new();
     for key in properties.keys() {
         let value = properties.get(key).unwrap_or_default();
-        match check_key(registry, key, value) {
+        match check_key(registry, key, value, false) {
             Ok(Some(warning)) => warnings.push(warning),
             Ok(None) => {}
             Err(error) => warnings.push(format!("{error} (stored property ignored)")),
@@ -112,14 +116,42 @@ fn check_entry_limits(properties: &Properties, submitted: Option<&Properties>) -
     Ok(())
 }
 
-/// Checks one key on its own. `Ok(Some(_))` is a tolerated problem.
-fn check_key(registry: &EngineRegistry, key: &str, value: &str) -> Result<Option<Warning>> {
+/// Whether catalogs of `catalog_type` have the engine-independent caches only (Doris's `es`,
+/// `trino-connector`, `lakesoul`).
+fn only_default_engine(registry: &EngineRegistry, catalog_type: &str) -> bool {
+    registry
+        .for_catalog_type(catalog_type)
+        .iter()
+        .all(|e| e.name == metacache_engines::DEFAULT_ENGINE)
+}
+
+/// Checks one key on its own. `Ok(Some(_))` is a tolerated problem. `lenient`: an unknown
+/// entry of the `default` engine is tolerated (see [`check_statement`]).
+fn check_key(
+    registry: &EngineRegistry,
+    key: &str,
+    value: &str,
+    lenient: bool,
+) -> Result<Option<Warning>> {
     if key == CATALOG_MAX_WEIGHT_KEY {
         parse_positive_weight(key, value)?;
         return Ok(None);
     }
     if let Some(rest) = key.strip_prefix(KEY_PREFIX) {
         return match EntryKey::parse(key) {
+            Some(entry_key)
+                if lenient
+                    && entry_key.engine == metacache_engines::DEFAULT_ENGINE
+                    && !registry
+                        .configured_by(entry_key.engine)
+                        .iter()
+                        .any(|e| e.entries.iter().any(|t| t.token == entry_key.entry)) =>
+            {
+                Ok(Some(format!(
+                    "{key}: the default engine has no entry '{}'; the property is kept but has no effect",
+                    entry_key.entry
+                )))
+            }
             Some(entry_key) => check_entry_key(registry, key, entry_key, value),
             None => Err(malformed(registry, key, rest)),
         };

@@ -226,7 +226,7 @@ fn the_catalog_type_is_required_and_known() {
         create(&manager, "c", &[("type", "oracle")])
             .expect_err("unknown")
             .to_string(),
-        "Unknown catalog type 'oracle'; known types: adbc, doris, hive, hms, hudi, iceberg, jdbc, lance, max_compute, paimon"
+        "Unknown catalog type 'oracle'; known types: adbc, doris, es, hive, hms, hudi, iceberg, jdbc, lakesoul, lance, max_compute, paimon, trino-connector"
     );
     create(&manager, "c", &[("type", " Iceberg ")]).expect("types are case-insensitive");
     assert_eq!(
@@ -349,6 +349,7 @@ fn unknown_weight_keys_already_stored_are_tolerated() {
     use std::sync::Arc;
     let store = Arc::new(MemoryStore::new());
     let def = CatalogDef {
+        id: 0,
         name: "old".to_owned(),
         comment: String::new(),
         properties: props(&[

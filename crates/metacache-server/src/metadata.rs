@@ -57,6 +57,7 @@ impl From<SourceError> for ApiError {
             e if e.is_not_found() => StatusCode::NOT_FOUND,
             SourceError::NotFound { .. } => StatusCode::NOT_FOUND,
             SourceError::NoSource { .. }
+            | SourceError::NoConnector { .. }
             | SourceError::Connection { .. }
             | SourceError::Unsupported { .. } => StatusCode::BAD_REQUEST,
             SourceError::Store { .. } | SourceError::Invalid { .. } | SourceError::Load(_) => {

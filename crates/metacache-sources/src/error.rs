@@ -20,6 +20,17 @@ pub enum Error {
         /// The catalog.
         catalog: String,
     },
+    /// A catalog type metacache keeps definitions and caches for but reads no metadata from
+    /// (Doris's `es`, `trino-connector`, `lakesoul`, and types without a connector here).
+    #[error(
+        "Catalog '{catalog}' (type '{catalog_type}') has no metadata connector in metacache: its caches serve embedded engines and the look-aside API"
+    )]
+    NoConnector {
+        /// The catalog.
+        catalog: String,
+        /// Its type.
+        catalog_type: String,
+    },
     /// The catalog's connection properties are wrong.
     #[error("Invalid connection property of catalog '{catalog}': {reason}")]
     Connection {

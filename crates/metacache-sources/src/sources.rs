@@ -91,7 +91,8 @@ fn build(
     properties: &Properties,
     reach: metacache_catalog::Reach,
 ) -> Result<Arc<dyn Connector>> {
-    let name = catalog.name();
+    let owned_name = catalog.name();
+    let name: &str = &owned_name;
     let catalog_type = catalog.def().catalog_type();
     match catalog_type.as_str() {
         "hms" | "hive" => {
@@ -125,9 +126,9 @@ fn build(
             Arc::clone(catalog),
             properties,
         )?)),
-        other => Err(Error::Unsupported {
-            what: format!("Reading metadata of catalog '{name}' (type '{other}')"),
-            connector: "metacache",
+        other => Err(Error::NoConnector {
+            catalog: name.to_owned(),
+            catalog_type: other.to_owned(),
         }),
     }
 }
@@ -143,7 +144,8 @@ fn iceberg(
     use crate::iceberg::{
         DirectoryCatalog, IcebergConnector, RestCatalog, SqliteCatalog, Storage, TableCatalog,
     };
-    let name = catalog.name();
+    let owned_name = catalog.name();
+    let name: &str = &owned_name;
     let invalid = |reason: String| Error::Connection {
         catalog: name.to_owned(),
         reason,

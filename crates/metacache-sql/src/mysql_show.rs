@@ -18,8 +18,20 @@ pub const TABLE_TYPE: &str = "BASE TABLE";
 
 /// The rows whose first column matches the `LIKE` pattern, if there is one.
 pub(crate) fn filtered(rows: Vec<Vec<Value>>, pattern: Option<&str>) -> Vec<Vec<Value>> {
+    filtered_by(rows, 0, pattern)
+}
+
+/// [`filtered`] on the name in column `column`.
+pub(crate) fn filtered_by(
+    rows: Vec<Vec<Value>>,
+    column: usize,
+    pattern: Option<&str>,
+) -> Vec<Vec<Value>> {
     rows.into_iter()
-        .filter(|r| pattern.is_none_or(|p| matches!(&r[0], Value::Text(name) if like(p, name))))
+        .filter(|r| {
+            pattern
+                .is_none_or(|p| matches!(r.get(column), Some(Value::Text(name)) if like(p, name)))
+        })
         .collect()
 }
 

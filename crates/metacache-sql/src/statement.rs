@@ -29,6 +29,20 @@ pub enum Statement {
         /// Properties.
         properties: Vec<(String, String)>,
     },
+    /// `ALTER CATALOG c MODIFY COMMENT '…'`.
+    AlterCatalogComment {
+        /// Name.
+        name: String,
+        /// The new comment.
+        comment: String,
+    },
+    /// `ALTER CATALOG c RENAME new_name`.
+    RenameCatalog {
+        /// Name.
+        name: String,
+        /// The new name.
+        new_name: String,
+    },
     /// `DROP CATALOG [IF EXISTS] c`.
     DropCatalog {
         /// Name.
@@ -41,22 +55,31 @@ pub enum Statement {
         /// Pattern.
         like: Option<String>,
     },
+    /// `SHOW CATALOG c`: its properties as `Key`/`Value` rows (Doris).
+    ShowCatalog {
+        /// Name.
+        name: String,
+    },
     /// `SHOW CREATE CATALOG c`.
     ShowCreateCatalog {
         /// Name.
         name: String,
     },
-    /// `REFRESH CATALOG c`.
+    /// `REFRESH CATALOG c [PROPERTIES ("invalid_cache" = "true"|"false")]`.
     RefreshCatalog {
         /// Name.
         name: String,
+        /// `invalid_cache` (default true): drop the cached values too, not only the lists.
+        invalid_cache: bool,
     },
-    /// `REFRESH DATABASE [c.]db`.
+    /// `REFRESH DATABASE [c.]db [PROPERTIES ("invalid_cache" = …)]`.
     RefreshDatabase {
         /// Catalog, else the session's.
         catalog: Option<String>,
         /// Database.
         database: String,
+        /// As for `RefreshCatalog`.
+        invalid_cache: bool,
     },
     /// `REFRESH TABLE [[c.]db.]t`.
     RefreshTable {
@@ -173,6 +196,7 @@ impl Statement {
         matches!(
             self,
             Statement::ShowCatalogs { .. }
+                | Statement::ShowCatalog { .. }
                 | Statement::ShowCreateCatalog { .. }
                 | Statement::AdminShowConfig { .. }
                 | Statement::ShowDatabases { .. }
@@ -367,16 +391,7 @@ fn ours(p: &mut P, first: &str) -> R<Statement> {
     }
     let statement = match first {
         "CREATE" => create(p)?,
-        "ALTER" => {
-            expect(p, "CATALOG")?;
-            let name = name(p)?;
-            expect(p, "SET")?;
-            expect(p, "PROPERTIES")?;
-            Statement::AlterCatalog {
-                name,
-                properties: properties(p)?,
-            }
-        }
+        "ALTER" => alter(p)?,
         "DROP" => {
             expect(p, "CATALOG")?;
             let if_exists = eat_all(p, &["IF", "EXISTS"])?;
@@ -387,7 +402,7 @@ fn ours(p: &mut P, first: &str) -> R<Statement> {
         }
         "REFRESH" => refresh(p)?,
         "ADMIN" => admin(p)?,
-        "SHOW" => show(p)?,
+        "SHOW" => show::show(p)?,
         "DESC" | "DESCRIBE" => Statement::Describe { name: dotted(p)? },
         "USE" => {
             let mut parts = dotted(p)?;
@@ -431,9 +446,69 @@ fn create(p: &mut P) -> R<Statement> {
     })
 }
 
+/// `ALTER CATALOG c SET PROPERTIES (…)`, `… MODIFY COMMENT '…'`, `… RENAME new_name`.
+fn alter(p: &mut P) -> R<Statement> {
+    expect(p, "CATALOG")?;
+    let name = name(p)?;
+    if eat(p, "RENAME") {
+        return Ok(Statement::RenameCatalog {
+            name,
+            new_name: self::name(p)?,
+        });
+    }
+    if eat(p, "MODIFY") {
+        expect(p, "COMMENT")?;
+        return Ok(Statement::AlterCatalogComment {
+            name,
+            comment: value(p)?,
+        });
+    }
+    if !peek_is(p, "SET") {
+        return p.expected("SET PROPERTIES, MODIFY COMMENT or RENAME", p.peek_token());
+    }
+    expect(p, "SET")?;
+    expect(p, "PROPERTIES")?;
+    Ok(Statement::AlterCatalog {
+        name,
+        properties: properties(p)?,
+    })
+}
+
+/// The optional `PROPERTIES ("invalid_cache" = "true"|"false")` of REFRESH CATALOG/DATABASE:
+/// true when absent; another key or value is a syntax error (Doris ignores them).
+fn invalid_cache(p: &mut P) -> R<bool> {
+    if !eat(p, "PROPERTIES") {
+        return Ok(true);
+    }
+    let mut invalid_cache = true;
+    for (key, value) in properties(p)? {
+        if !key.eq_ignore_ascii_case("invalid_cache") {
+            return Err(ParserError::ParserError(format!(
+                "REFRESH takes only the property 'invalid_cache', not '{}'",
+                key.escape_debug()
+            )));
+        }
+        invalid_cache = match value.to_ascii_lowercase().as_str() {
+            "true" => true,
+            "false" => false,
+            _ => {
+                return Err(ParserError::ParserError(format!(
+                    "'invalid_cache' is true or false, not '{}'",
+                    value.escape_debug()
+                )));
+            }
+        };
+    }
+    Ok(invalid_cache)
+}
+
 fn refresh(p: &mut P) -> R<Statement> {
     if eat(p, "CATALOG") {
-        return Ok(Statement::RefreshCatalog { name: name(p)? });
+        let name = name(p)?;
+        return Ok(Statement::RefreshCatalog {
+            name,
+            invalid_cache: invalid_cache(p)?,
+        });
     }
     if eat(p, "DATABASE") || eat(p, "SCHEMA") {
         let mut parts = dotted(p)?;
@@ -444,6 +519,7 @@ fn refresh(p: &mut P) -> R<Statement> {
         return Ok(Statement::RefreshDatabase {
             catalog: parts.pop(),
             database,
+            invalid_cache: invalid_cache(p)?,
         });
     }
     expect(p, "TABLE")?;
@@ -474,109 +550,7 @@ fn admin(p: &mut P) -> R<Statement> {
     Ok(Statement::AdminShowConfig { like: like(p)? })
 }
 
-fn show(p: &mut P) -> R<Statement> {
-    if eat(p, "CATALOGS") {
-        return Ok(Statement::ShowCatalogs { like: like(p)? });
-    }
-    if eat(p, "CREATE") {
-        if eat(p, "TABLE") {
-            return Ok(Statement::ShowCreateTable { name: dotted(p)? });
-        }
-        expect(p, "CATALOG")?;
-        return Ok(Statement::ShowCreateCatalog { name: name(p)? });
-    }
-    if eat(p, "COLLATION") {
-        return Ok(Statement::ShowCollation { like: like(p)? });
-    }
-    if eat(p, "CHARSET") || eat_all(p, &["CHARACTER", "SET"])? {
-        return Ok(Statement::ShowCharset { like: like(p)? });
-    }
-    if eat(p, "ENGINES") || eat_all(p, &["STORAGE", "ENGINES"])? {
-        return Ok(Statement::ShowEngines);
-    }
-    if eat(p, "INDEX") || eat(p, "INDEXES") || eat(p, "KEYS") {
-        if !(eat(p, "FROM") || eat(p, "IN")) {
-            return p.expected("FROM", p.peek_token());
-        }
-        let mut name = dotted(p)?;
-        if eat(p, "FROM") || eat(p, "IN") {
-            name.insert(0, self::name(p)?);
-        }
-        return Ok(Statement::ShowIndex { name });
-    }
-    if eat_all(p, &["TABLE", "STATUS"])? {
-        let database = if eat(p, "FROM") || eat(p, "IN") {
-            Some(dotted(p)?)
-        } else {
-            None
-        };
-        return Ok(Statement::ShowTableStatus {
-            database,
-            like: like(p)?,
-        });
-    }
-    if eat(p, "DATABASES") || eat(p, "SCHEMAS") {
-        let catalog = if eat(p, "FROM") || eat(p, "IN") {
-            Some(name(p)?)
-        } else {
-            None
-        };
-        return Ok(Statement::ShowDatabases {
-            catalog,
-            like: like(p)?,
-        });
-    }
-    if eat(p, "PARTITIONS") {
-        if !(eat(p, "FROM") || eat(p, "IN")) {
-            return p.expected("FROM", p.peek_token());
-        }
-        return Ok(Statement::ShowPartitions {
-            name: dotted(p)?,
-            like: like(p)?,
-        });
-    }
-    if eat(p, "WARNINGS") || eat(p, "ERRORS") {
-        return Ok(Statement::ShowWarnings);
-    }
-    let _scope = eat(p, "SESSION") || eat(p, "GLOBAL");
-    if eat(p, "VARIABLES") {
-        return Ok(Statement::ShowVariables { like: like(p)? });
-    }
-    if eat(p, "STATUS") {
-        return Ok(Statement::ShowStatus { like: like(p)? });
-    }
-    let full = eat(p, "FULL");
-    if eat(p, "PROCESSLIST") {
-        return Ok(Statement::ShowProcesslist);
-    }
-    if eat(p, "TABLES") {
-        let database = if eat(p, "FROM") || eat(p, "IN") {
-            Some(dotted(p)?)
-        } else {
-            None
-        };
-        return Ok(Statement::ShowTables {
-            full,
-            database,
-            like: like(p)?,
-        });
-    }
-    if eat(p, "COLUMNS") || eat(p, "FIELDS") {
-        if !(eat(p, "FROM") || eat(p, "IN")) {
-            return p.expected("FROM", p.peek_token());
-        }
-        let mut name = dotted(p)?;
-        if eat(p, "FROM") || eat(p, "IN") {
-            name.insert(0, self::name(p)?);
-        }
-        return Ok(Statement::Describe { name });
-    }
-    p.expected(
-        "CATALOGS, CREATE CATALOG, CREATE TABLE, DATABASES, TABLES, PARTITIONS, COLUMNS, VARIABLES, STATUS, PROCESSLIST, INDEX, TABLE STATUS, COLLATION, CHARACTER SET, ENGINES or WARNINGS",
-        p.peek_token(),
-    )
-}
-
+mod show;
 pub mod tokens;
 
 #[cfg(test)]

@@ -225,6 +225,7 @@ async fn catalog_statements_answer_with_the_spec_messages() {
     assert_eq!(
         headers,
         [
+            "CatalogId",
             "CatalogName",
             "Type",
             "IsCurrent",

@@ -31,10 +31,12 @@ fn a_newcomer_s_session() {
     );
     let catalogs = server.query("SHOW CATALOGS");
     assert!(
-        catalogs.starts_with("CatalogName\tType\tIsCurrent\tCreateTime\tLastUpdateTime\tComment\n"),
+        catalogs.starts_with(
+            "CatalogId\tCatalogName\tType\tIsCurrent\tCreateTime\tLastUpdateTime\tComment\n"
+        ),
         "{catalogs}"
     );
-    assert!(catalogs.contains("hive_prod\thms\tNo\t"), "{catalogs}");
+    assert!(catalogs.contains("\thive_prod\thms\t\t"), "{catalogs}");
     let create = server.query("SHOW CREATE CATALOG hive_prod");
     assert!(
         create.contains("\"password\" = \"*XXX\"") && !create.contains("hunter2"),
@@ -70,7 +72,7 @@ const ERRORS: &[(&str, &str)] = &[
     ),
     (
         "CREATE CATALOG c PROPERTIES ('meta.cache.max-weight'='1GB')",
-        "ERROR 1105 (HY000) at line 1: Missing 'type' property: CREATE CATALOG needs PROPERTIES (\"type\" = \"<type>\"), one of adbc, doris, hive, hms, hudi, iceberg, jdbc, lance, max_compute, paimon",
+        "ERROR 1105 (HY000) at line 1: Missing 'type' property: CREATE CATALOG needs PROPERTIES (\"type\" = \"<type>\"), one of adbc, doris, es, hive, hms, hudi, iceberg, jdbc, lakesoul, lance, max_compute, paimon, trino-connector",
     ),
     (
         "CREATE CATALOG existing PROPERTIES ('type'='hms')",
@@ -114,7 +116,7 @@ const ERRORS: &[(&str, &str)] = &[
     ),
     (
         "ALTER CATALOG existing PROPERTIES ('a'='b')",
-        "ERROR 1064 (42000) at line 1: Syntax error: Expected: SET, found: PROPERTIES at Line: 1, Column: 24",
+        "ERROR 1064 (42000) at line 1: Syntax error: Expected: SET PROPERTIES, MODIFY COMMENT or RENAME, found: PROPERTIES at Line: 1, Column: 24",
     ),
     (
         "SELECT nosuch FROM catalog_meta_cache_statistics",

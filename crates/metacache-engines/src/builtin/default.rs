@@ -1,4 +1,5 @@
-//! `default`: the column schema of external tables, for every catalog type.
+//! `default`: the column schema of external tables, for every catalog type — and the only
+//! engine of Doris's `es`, `trino-connector` and `lakesoul` catalogs.
 
 use metacache_cache::Expiry;
 
@@ -22,7 +23,9 @@ pub fn engine() -> EngineDef {
     EngineDef {
         name: crate::DEFAULT_ENGINE.to_owned(),
         config_engine: None,
-        catalog_types: types(&[ANY_CATALOG_TYPE]),
+        // Every catalog has this engine; these Doris catalog types have no other (metacache
+        // keeps their definitions and quotas, and reads no metadata from them).
+        catalog_types: types(&[ANY_CATALOG_TYPE, "es", "trino-connector", "lakesoul"]),
         entries: vec![schema],
         caches: vec![CacheDef::entry(
             SCHEMA,

@@ -88,7 +88,7 @@ pub fn render(manager: &CatalogManager) -> String {
     let catalogs = manager.catalogs();
     // Catalogs with a cache that exists; `metacache_catalogs` counts them all.
     for catalog in catalogs.iter().filter(|c| c.built_caches() > 0) {
-        let labels = || vec![label("catalog", catalog.name())];
+        let labels = || vec![label("catalog", &catalog.name())];
         catalog_limit.mut_metric().push(sample(
             labels(),
             limit(catalog.budget().effective_limit()),

@@ -78,7 +78,7 @@ impl PostgresConnector {
     /// (`jdbc:postgresql://host:port/db`) or `uri` (`postgresql://host:port/db`), `user`,
     /// `password`.
     pub fn open(catalog: Arc<Catalog>, properties: &Properties) -> Result<Self> {
-        let name = catalog.name().to_owned();
+        let name = catalog.name().to_string();
         let invalid = |reason: String| Error::Connection {
             catalog: name.clone(),
             reason,
@@ -183,7 +183,7 @@ impl Connector for PostgresConnector {
         let names = through(&self.catalog, &TABLE_NAMES, key, || async {
             let rows = self.query(TABLES, &[database]).await?;
             let names: Vec<String> = rows.iter().map(|r| Self::text(r, 0)).collect();
-            let names = tables_of_known_database(names, self.catalog.name(), database, async {
+            let names = tables_of_known_database(names, &self.catalog.name(), database, async {
                 self.databases().await
             })
             .await?;
@@ -214,7 +214,7 @@ impl Connector for PostgresConnector {
                 let rows = self.query(COLUMNS, &[database, table]).await?;
                 if rows.is_empty() {
                     let name = format!("{database}.{table}");
-                    return Err(Error::not_found(self.catalog.name(), "table", name));
+                    return Err(Error::not_found(&self.catalog.name(), "table", name));
                 }
                 let mut columns: Vec<ColumnInfo> = rows
                     .iter()

@@ -88,7 +88,7 @@ impl std::fmt::Debug for HiveConnector {
 impl HiveConnector {
     /// A connector over `warehouse` with its file metastore.
     pub fn new(catalog: Arc<Catalog>, warehouse: Warehouse) -> Self {
-        let metastore = Box::new(FileMetastore::new(catalog.name(), warehouse.clone()));
+        let metastore = Box::new(FileMetastore::new(&catalog.name(), warehouse.clone()));
         Self::with_metastore(catalog, warehouse, metastore)
     }
 
@@ -175,7 +175,7 @@ impl HiveConnector {
                 .collect();
             let values = names::parse(name, &keys).ok_or_else(|| {
                 let partition = format!("{}.{}/{name}", hive_table.database, hive_table.name);
-                Error::not_found(self.catalog.name(), "partition", partition)
+                Error::not_found(&self.catalog.name(), "partition", partition)
             })?;
             Ok(HivePartition {
                 values,
@@ -200,7 +200,7 @@ impl HiveConnector {
             .any(|c| c.name == column);
         if !known {
             let name = format!("{database}.{table}.{column}");
-            return Err(Error::not_found(self.catalog.name(), "column", name));
+            return Err(Error::not_found(&self.catalog.name(), "column", name));
         }
         let key = ColumnKey {
             database: database.to_owned(),

@@ -55,7 +55,7 @@ pub struct LanceConnector {
 impl LanceConnector {
     /// The connector of a `lance` catalog (see the module docs for its properties).
     pub fn open(catalog: Arc<Catalog>, properties: &Properties) -> Result<Self> {
-        let name = catalog.name().to_owned();
+        let name = catalog.name().to_string();
         let get = |key: &str| properties.get(key).map(str::trim).filter(|v| !v.is_empty());
         let invalid = |reason: String| Error::Connection {
             catalog: name.clone(),
@@ -192,7 +192,7 @@ impl Connector for LanceConnector {
             Some(tables) => Ok(tables),
             None => {
                 self.retire_namespaces(|d| d == database)?;
-                Err(Error::not_found(self.catalog.name(), "database", database))
+                Err(Error::not_found(&self.catalog.name(), "database", database))
             }
         }
     }

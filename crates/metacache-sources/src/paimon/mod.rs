@@ -88,7 +88,7 @@ impl PaimonConnector {
     /// The connector of a `paimon` catalog: `warehouse` (file://, an absolute path or s3://),
     /// the `s3.*` properties, and `paimon.cache-enabled`.
     pub fn open(catalog: Arc<Catalog>, properties: &Properties) -> Result<Self> {
-        let name = catalog.name().to_owned();
+        let name = catalog.name().to_string();
         let explicit = sdk::explicit(properties.get(sdk::CACHE_ENABLED)).map_err(|reason| {
             Error::Connection {
                 catalog: name.clone(),
@@ -167,7 +167,7 @@ impl PaimonConnector {
                     .is_empty()
                 {
                     let name = format!("{database}.{table}");
-                    return Err(Error::not_found(self.catalog.name(), "table", name));
+                    return Err(Error::not_found(&self.catalog.name(), "table", name));
                 }
                 return Ok(LatestSnapshot(None));
             };
@@ -464,7 +464,7 @@ impl Connector for PaimonConnector {
     }
 
     async fn tables(&self, database: &str) -> Result<Vec<String>> {
-        table_dirs(&self.warehouse, self.catalog.name(), database).await
+        table_dirs(&self.warehouse, &self.catalog.name(), database).await
     }
 
     async fn table(&self, database: &str, table: &str) -> Result<TableInfo> {

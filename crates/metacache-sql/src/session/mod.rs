@@ -67,6 +67,7 @@ impl SqlEngine {
             connection_id,
             catalog: INTERNAL_CATALOG.to_owned(),
             database: String::new(),
+            last_database: std::collections::HashMap::new(),
             warnings: Vec::new(),
             result: None,
         };
@@ -83,6 +84,8 @@ pub struct Session {
     connection_id: u32,
     catalog: String,
     database: String,
+    /// The database last used in each catalog, restored by `SWITCH` (as Doris does).
+    last_database: std::collections::HashMap<String, String>,
     warnings: Vec<String>,
     /// The last query result's bytes in the node's query pool, held until the next statement
     /// (the front end sends the result in between).
@@ -159,6 +162,27 @@ impl Session {
                 })
                 .await
             }
+            Statement::AlterCatalogComment { name, comment } => {
+                blocking(self.manager(), move |m| {
+                    m.alter_catalog_comment(&name, &comment).map(done)
+                })
+                .await
+            }
+            Statement::RenameCatalog { name, new_name } => {
+                let (from, to) = (name.clone(), new_name.clone());
+                let output = blocking(self.manager(), move |m| {
+                    m.rename_catalog(&name, &new_name).map(done)
+                })
+                .await?;
+                // This session follows the catalog; others name it anew.
+                if self.catalog == from {
+                    self.catalog = to.clone();
+                }
+                if let Some(database) = self.last_database.remove(&from) {
+                    self.last_database.insert(to, database);
+                }
+                Ok(output)
+            }
             Statement::DropCatalog { name, if_exists } => {
                 blocking(self.manager(), move |m| {
                     m.drop_catalog(&name, if_exists).map(done)
@@ -166,12 +190,31 @@ impl Session {
                 .await
             }
             Statement::ShowCatalogs { like: pattern } => Ok(self.show_catalogs(pattern.as_deref())),
+            Statement::ShowCatalog { name } => self.show_catalog(&name),
             Statement::ShowCreateCatalog { name } => self.show_create_catalog(&name),
-            Statement::RefreshCatalog { name } => {
+            // `invalid_cache = false` (Doris) refreshes only the database and table lists, which
+            // metacache reads from the source every time: nothing to remove, but the catalog
+            // must exist.
+            Statement::RefreshCatalog {
+                name,
+                invalid_cache: false,
+            } => {
+                self.manager().catalog(&name)?;
+                Ok(affected(0))
+            }
+            Statement::RefreshCatalog { name, .. } => {
                 Ok(affected(self.manager().refresh_catalog(&name)?))
             }
-            Statement::RefreshDatabase { catalog, database } => {
+            Statement::RefreshDatabase {
+                catalog,
+                database,
+                invalid_cache,
+            } => {
                 let catalog = self.external_catalog(catalog)?;
+                if !invalid_cache {
+                    self.manager().catalog(&catalog)?;
+                    return Ok(affected(0));
+                }
                 Ok(affected(
                     self.manager().refresh_database(&catalog, &database)?,
                 ))
@@ -316,8 +359,12 @@ impl Session {
                 if catalog != INTERNAL_CATALOG {
                     self.manager().catalog(&catalog)?;
                 }
+                self.database = self
+                    .last_database
+                    .get(&catalog)
+                    .cloned()
+                    .unwrap_or_default();
                 self.catalog = catalog;
-                self.database.clear();
                 self.refresh_functions();
                 Ok(Output::ok())
             }
@@ -384,6 +431,8 @@ impl Session {
             self.manager().catalog(&catalog)?;
             self.database = database;
         }
+        self.last_database
+            .insert(catalog.clone(), self.database.clone());
         self.catalog = catalog;
         self.refresh_functions();
         Ok(Output::ok())

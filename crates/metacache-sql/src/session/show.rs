@@ -83,55 +83,84 @@ impl Session {
         Ok(mysql_show::table_status(&tables, pattern))
     }
 
+    /// `SHOW CATALOGS` in Doris's shape: `CatalogId, CatalogName, Type, IsCurrent, CreateTime,
+    /// LastUpdateTime, Comment`, sorted by name, `IsCurrent` `yes` or empty.
     pub(super) fn show_catalogs(&self, pattern: Option<&str>) -> Output {
-        let current = |name: &str| Value::from(if name == self.catalog { "Yes" } else { "No" });
+        let current = |name: &str| Value::from(if name == self.catalog { "yes" } else { "" });
         let mut rows = vec![vec![
+            Value::Int(0),
             INTERNAL_CATALOG.into(),
             "internal".into(),
             current(INTERNAL_CATALOG),
-            "".into(),
-            "".into(),
+            "UNRECORDED".into(),
+            Value::Null,
             "the built-in catalog of system tables".into(),
         ]];
         for catalog in self.manager().catalogs() {
             let def = catalog.def();
             rows.push(vec![
+                Value::Int(i64::try_from(def.id).unwrap_or(i64::MAX)),
                 def.name.clone().into(),
                 def.catalog_type().into(),
                 current(&def.name),
                 format_millis(Some(def.created_at_millis)),
-                format_millis(Some(def.updated_at_millis)),
-                def.comment.clone().into(),
+                format_seconds(def.updated_at_millis),
+                if def.comment.is_empty() {
+                    Value::Null
+                } else {
+                    def.comment.clone().into()
+                },
             ]);
         }
-        let rows = mysql_show::filtered(rows, pattern);
-        Output::text(
-            &[
-                "CatalogName",
-                "Type",
-                "IsCurrent",
-                "CreateTime",
-                "LastUpdateTime",
-                "Comment",
+        rows.sort_by(|a, b| text_of(&a[1]).cmp(text_of(&b[1])));
+        let rows = mysql_show::filtered_by(rows, 1, pattern);
+        Output::Rows {
+            columns: vec![
+                Column::new("CatalogId", ColumnType::Bigint),
+                Column::new("CatalogName", ColumnType::String),
+                Column::new("Type", ColumnType::String),
+                Column::new("IsCurrent", ColumnType::String),
+                Column::new("CreateTime", ColumnType::String),
+                Column::new("LastUpdateTime", ColumnType::String),
+                Column::new("Comment", ColumnType::String),
             ],
             rows,
-        )
+        }
     }
 
+    /// `SHOW CATALOG c` (Doris): its properties as `Key`/`Value` rows, keys in descending
+    /// order, secrets masked.
+    pub(super) fn show_catalog(&self, name: &str) -> Result<Output> {
+        let def = self.manager().catalog(name)?.def();
+        let rows = def
+            .properties
+            .masked()
+            .into_iter()
+            .rev()
+            .map(|(k, v)| vec![Value::from(k), Value::from(v.into_owned())])
+            .collect();
+        Ok(Output::text(&["Key", "Value"], rows))
+    }
+
+    /// `SHOW CREATE CATALOG c` byte for byte as Doris writes it: a leading newline, the
+    /// `COMMENT` line when there is one, the properties in descending key order, secrets
+    /// masked. Quotes and backslashes in names and values are escaped (Doris leaves them, which
+    /// makes text that does not parse).
     pub(super) fn show_create_catalog(&self, name: &str) -> Result<Output> {
         let def = self.manager().catalog(name)?.def();
-        let mut text = format!("CREATE CATALOG `{}`", def.name.replace('`', "``"));
+        let mut text = format!("\nCREATE CATALOG `{}`", def.name.replace('`', "``"));
         if !def.comment.is_empty() {
-            text.push_str(&format!("\nCOMMENT \"{}\"", escape(&def.comment)));
+            text.push_str(&format!("\nCOMMENT \"{}\"\n", escape(&def.comment)));
         }
-        text.push_str("\nPROPERTIES (");
+        text.push_str(" PROPERTIES (\n");
         let pairs: Vec<String> = def
             .properties
             .masked()
             .into_iter()
-            .map(|(k, v)| format!("\n\"{}\" = \"{}\"", escape(k), escape(&v)))
+            .rev()
+            .map(|(k, v)| format!("\"{}\" = \"{}\"", escape(k), escape(&v)))
             .collect();
-        text.push_str(&pairs.join(","));
+        text.push_str(&pairs.join(",\n"));
         text.push_str("\n);");
         Ok(Output::text(
             &["Catalog", "CreateCatalog"],
@@ -218,5 +247,21 @@ impl Session {
             ],
             rows,
         }
+    }
+}
+
+/// A text value's text (`""` for other values), for sorting rows.
+fn text_of(value: &Value) -> &str {
+    match value {
+        Value::Text(text) => text,
+        _ => "",
+    }
+}
+
+/// Wall-clock milliseconds as `yyyy-MM-dd HH:mm:ss` (Doris's `LastUpdateTime`).
+fn format_seconds(millis: u64) -> Value {
+    match format_millis(Some(millis)) {
+        Value::Text(text) => Value::Text(text.split('.').next().unwrap_or_default().to_owned()),
+        other => other,
     }
 }

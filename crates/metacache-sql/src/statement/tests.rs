@@ -68,22 +68,61 @@ fn the_other_catalog_statements() {
     );
     assert_eq!(
         ok("REFRESH CATALOG c"),
-        Statement::RefreshCatalog { name: "c".into() }
+        Statement::RefreshCatalog {
+            name: "c".into(),
+            invalid_cache: true
+        }
+    );
+    assert_eq!(
+        ok("REFRESH CATALOG c PROPERTIES(\"invalid_cache\" = \"false\");"),
+        Statement::RefreshCatalog {
+            name: "c".into(),
+            invalid_cache: false
+        }
     );
     assert_eq!(
         ok("REFRESH DATABASE c.db"),
         Statement::RefreshDatabase {
             catalog: Some("c".into()),
-            database: "db".into()
+            database: "db".into(),
+            invalid_cache: true
         }
     );
     assert_eq!(
-        ok("REFRESH DATABASE db"),
+        ok("REFRESH DATABASE db PROPERTIES ('invalid_cache' = 'TRUE')"),
         Statement::RefreshDatabase {
             catalog: None,
-            database: "db".into()
+            database: "db".into(),
+            invalid_cache: true
         }
     );
+    assert_eq!(
+        ok("ALTER CATALOG c MODIFY COMMENT \"alter_comment\";"),
+        Statement::AlterCatalogComment {
+            name: "c".into(),
+            comment: "alter_comment".into()
+        }
+    );
+    assert_eq!(
+        ok("alter catalog c rename `hms`"),
+        Statement::RenameCatalog {
+            name: "c".into(),
+            new_name: "hms".into()
+        }
+    );
+    assert_eq!(
+        ok("SHOW CATALOG c"),
+        Statement::ShowCatalog { name: "c".into() }
+    );
+    for bad in [
+        "REFRESH CATALOG c PROPERTIES ('invalid_cache' = 'yes')",
+        "REFRESH CATALOG c PROPERTIES ('invalidate' = 'true')",
+        "ALTER CATALOG c MODIFY PROPERTIES ('a' = 'b')",
+        "ALTER CATALOG c RENAME",
+        "ALTER CATALOG c DROP",
+    ] {
+        assert!(parse(bad).is_err(), "{bad}");
+    }
     assert_eq!(
         ok("REFRESH TABLE c.db.t"),
         Statement::RefreshTable {
@@ -211,7 +250,7 @@ fn errors_say_what_was_expected_and_where() {
     );
     assert_eq!(
         err("ALTER CATALOG c PROPERTIES ('a'='b')"),
-        "Syntax error: Expected: SET, found: PROPERTIES at Line: 1, Column: 17"
+        "Syntax error: Expected: SET PROPERTIES, MODIFY COMMENT or RENAME, found: PROPERTIES at Line: 1, Column: 17"
     );
     assert_eq!(
         err("CREATE CATALOG c PROPERTIES ('a' 'b')"),
@@ -240,7 +279,7 @@ fn errors_say_what_was_expected_and_where() {
     );
     assert_eq!(
         err("SHOW GRANTS"),
-        "Syntax error: Expected: CATALOGS, CREATE CATALOG, CREATE TABLE, DATABASES, TABLES, PARTITIONS, COLUMNS, VARIABLES, STATUS, PROCESSLIST, INDEX, TABLE STATUS, COLLATION, CHARACTER SET, ENGINES or WARNINGS, found: GRANTS at Line: 1, Column: 6"
+        "Syntax error: Expected: CATALOGS, CATALOG, CREATE CATALOG, CREATE TABLE, DATABASES, TABLES, PARTITIONS, COLUMNS, VARIABLES, STATUS, PROCESSLIST, INDEX, TABLE STATUS, COLLATION, CHARACTER SET, ENGINES or WARNINGS, found: GRANTS at Line: 1, Column: 6"
     );
     assert_eq!(
         parse("SHOW FULL PROCESSLIST").ok(),

@@ -12,14 +12,16 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use metacache_cache::{Clock, GovernorOptions, MemoryGovernor};
-use metacache_engines::{EngineDef, EngineRegistry, EntryKey, KEY_PREFIX};
-use metacache_ledger::size::{CATALOG_MAX_WEIGHT_KEY, NodeWeight};
+use metacache_engines::{EngineDef, EngineRegistry};
+use metacache_ledger::size::NodeWeight;
 use parking_lot::{Mutex, RwLock};
 
-use crate::catalog::{AlterScope, CacheRow, Catalog, CatalogDef};
+use crate::catalog::{AlterScope, CacheRow, Catalog};
 use crate::memory::{MemorySource, NodeMemory};
 use crate::node_config::{EXTERNAL_META_CACHE_MAX_WEIGHT, KEYS, NodeConfig, config_key, like};
 use crate::store::{CatalogStore, Change};
+
+mod ddl;
 use crate::validate::{self, Warning};
 use crate::{Error, Properties, Result};
 
@@ -172,7 +174,9 @@ impl CatalogManager {
             }
         }
         let mut catalogs = BTreeMap::new();
-        for def in stored.catalogs {
+        let mut defs = stored.catalogs;
+        crate::catalog::assign_ids(&mut defs);
+        for def in defs {
             for warning in validate::check_stored(&options.registry, &def.properties) {
                 load_warnings.push(format!("catalog '{}': {warning}", def.name));
             }
@@ -183,7 +187,7 @@ impl CatalogManager {
                 ));
             }
             let catalog = Catalog::new(def, &options.registry, Arc::clone(&governor));
-            catalogs.insert(catalog.name().to_owned(), Arc::new(catalog));
+            catalogs.insert(catalog.name().to_string(), Arc::new(catalog));
         }
         for warning in &load_warnings {
             tracing::warn!("{warning}");
@@ -255,152 +259,6 @@ impl CatalogManager {
             .iter()
             .flat_map(|c| c.built_cache_rows())
             .collect()
-    }
-
-    /// CREATE CATALOG.
-    pub fn create_catalog(&self, statement: CreateCatalog) -> Result<Outcome> {
-        let _ddl = self.ddl.lock();
-        check_name(&statement.name)?;
-        if self.catalogs.read().contains_key(&statement.name) {
-            if statement.if_not_exists {
-                return Ok(Outcome::default());
-            }
-            return Err(Error::CatalogExists {
-                name: statement.name,
-            });
-        }
-        validate::catalog_type(&self.registry, &statement.properties)?;
-        let warnings = validate::check_statement(
-            &self.registry,
-            &statement.properties,
-            &statement.properties,
-        )?;
-        self.node
-            .lock()
-            .config
-            .reach()
-            .check_properties(&statement.name, &statement.properties)?;
-        let now = self.governor.clock().wall_millis();
-        let def = CatalogDef {
-            name: statement.name,
-            comment: statement.comment,
-            properties: statement.properties,
-            created_at_millis: now,
-            updated_at_millis: now,
-        };
-        self.store.commit(&Change::PutCatalog(def.clone()))?;
-        let catalog = Arc::new(Catalog::new(
-            def,
-            &self.registry,
-            Arc::clone(&self.governor),
-        ));
-        tracing::info!(catalog = catalog.name(), engines = ?catalog.engines(), "catalog created");
-        self.catalogs
-            .write()
-            .insert(catalog.name().to_owned(), catalog);
-        Ok(Outcome {
-            changed: true,
-            dropped: AlterScope::default(),
-            warnings,
-        })
-    }
-
-    /// ALTER CATALOG … SET PROPERTIES: validates, stores, then drops the caches the change
-    /// affects (§6); they rebuild on next use with the new settings.
-    pub fn alter_catalog(&self, name: &str, properties: Properties) -> Result<Outcome> {
-        let _ddl = self.ddl.lock();
-        let catalog = self.catalog(name)?;
-        let old = catalog.def();
-        let merged = old.properties.merged(&properties);
-        if let Some(to) = properties.get(crate::properties::TYPE_KEY) {
-            let to = to.trim().to_ascii_lowercase();
-            if to != old.catalog_type() {
-                return Err(Error::TypeChange {
-                    catalog: name.to_owned(),
-                    from: old.catalog_type(),
-                    to,
-                });
-            }
-        }
-        let warnings = validate::check_statement(&self.registry, &properties, &merged)?;
-        // What the statement sets; a stored value outside narrowed lists is refused when the
-        // connector is built, and does not block changing the catalog's quotas.
-        self.node
-            .lock()
-            .config
-            .reach()
-            .check_properties(name, &properties)?;
-        let scope = self.alter_scope(&old.properties.changed_keys(&merged));
-        if scope.is_empty() && merged == old.properties {
-            return Ok(Outcome {
-                changed: false,
-                dropped: scope,
-                warnings,
-            });
-        }
-        let def = CatalogDef {
-            properties: merged,
-            updated_at_millis: self.governor.clock().wall_millis(),
-            ..old
-        };
-        self.store.commit(&Change::PutCatalog(def.clone()))?;
-        catalog.apply_alter(def, &scope);
-        tracing::info!(catalog = name, all = scope.all, engines = ?scope.config_engines, "catalog altered; caches dropped");
-        Ok(Outcome {
-            changed: true,
-            dropped: scope,
-            warnings,
-        })
-    }
-
-    /// Which caches a change of `changed` keys drops: every cache for the catalog limit, the
-    /// legacy schema TTL and connection properties; one engine's for its keys.
-    fn alter_scope(&self, changed: &[&str]) -> AlterScope {
-        let mut scope = AlterScope::default();
-        for &key in changed {
-            if key == CATALOG_MAX_WEIGHT_KEY || key == SCHEMA_TTL_LEGACY_KEY {
-                scope.all = true;
-            } else if let Some(entry_key) = EntryKey::parse(key) {
-                scope.config_engines.insert(entry_key.engine.to_owned());
-            } else if key.starts_with(KEY_PREFIX) {
-                // Validation refuses malformed cache keys; nothing reads them.
-            } else {
-                let legacy_of: Vec<String> = self
-                    .registry
-                    .all()
-                    .iter()
-                    .filter(|e| e.legacy.iter().any(|l| l.key == key))
-                    .map(|e| e.config_engine().to_owned())
-                    .collect();
-                if legacy_of.is_empty() {
-                    // A connection property: what is cached may now come from another source.
-                    scope.all = true;
-                }
-                scope.config_engines.extend(legacy_of);
-            }
-        }
-        if scope.all {
-            scope.config_engines.clear();
-        }
-        scope
-    }
-
-    /// DROP CATALOG: stores the removal, then releases every byte the catalog's caches held.
-    pub fn drop_catalog(&self, name: &str, if_exists: bool) -> Result<Outcome> {
-        let _ddl = self.ddl.lock();
-        let catalog = match self.catalog(name) {
-            Ok(catalog) => catalog,
-            Err(_) if if_exists => return Ok(Outcome::default()),
-            Err(error) => return Err(error),
-        };
-        self.store.commit(&Change::DeleteCatalog(name.to_owned()))?;
-        self.catalogs.write().remove(name);
-        catalog.apply_drop();
-        tracing::info!(catalog = name, "catalog dropped");
-        Ok(Outcome {
-            changed: true,
-            ..Outcome::default()
-        })
     }
 
     /// REFRESH CATALOG: returns how many values were removed.
@@ -540,29 +398,4 @@ impl CatalogManager {
         rows.retain(|row| pattern.is_none_or(|p| like(p, &row.key)));
         rows
     }
-}
-
-fn check_name(name: &str) -> Result<()> {
-    let invalid = |reason| Error::InvalidName {
-        name: name.escape_debug().to_string(),
-        reason,
-    };
-    let mut chars = name.chars();
-    match chars.next() {
-        None => return Err(invalid("a name is required")),
-        Some(c) if !(c.is_ascii_alphabetic() || c == '_') => {
-            return Err(invalid("names start with a letter or '_'"));
-        }
-        _ => {}
-    }
-    if name.len() > MAX_NAME_LEN {
-        return Err(invalid("names are at most 64 characters"));
-    }
-    if !chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-        return Err(invalid("names are letters, digits, '_' and '-'"));
-    }
-    if RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(name)) {
-        return Err(invalid("the name is reserved for the built-in catalog"));
-    }
-    Ok(())
 }
