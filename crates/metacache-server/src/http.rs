@@ -145,6 +145,7 @@ fn catalog_json(catalog: &Catalog) -> Json_ {
     let def = catalog.def();
     json!({
         "name": def.name,
+        "id": def.id,
         "type": def.catalog_type(),
         "comment": def.comment,
         "properties": def.properties.masked(),

@@ -2,8 +2,9 @@
 //! properties and rebuilt when those change.
 //!
 //! # Invariants
-//! - A connector is used only with the catalog instance and properties it was built from: a
-//!   dropped and re-created catalog, or an ALTER of any property, builds a new one.
+//! - A connector is used only with the catalog instance, name and properties it was built from:
+//!   a dropped and re-created catalog, a renamed one, or an ALTER of any property builds a new
+//!   one.
 //! - Building never keeps a secret outside the catalog's own properties.
 
 use std::collections::HashMap;
@@ -68,7 +69,9 @@ impl Sources {
         {
             return Ok(Arc::clone(&b.connector));
         }
-        built.retain(|_, b| !b.catalog.is_dropped());
+        // Dropped catalogs' connectors, and those kept under a name the catalog no longer has
+        // (RENAME), go.
+        built.retain(|name, b| !b.catalog.is_dropped() && *b.catalog.name() == **name);
         // A catalog stored before the node's allow-lists were narrowed reads nothing outside them.
         let reach = self.manager.node_config().reach();
         reach.check_properties(catalog, &properties)?;
