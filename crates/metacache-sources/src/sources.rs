@@ -99,13 +99,8 @@ fn build(
     let catalog_type = catalog.def().catalog_type();
     match catalog_type.as_str() {
         "hms" | "hive" => {
-            if properties.get("hive.metastore.uris").is_some()
-                && properties.get(crate::WAREHOUSE).is_none()
-            {
-                return Err(Error::Connection {
-                    catalog: name.to_owned(),
-                    reason: "a Thrift Hive Metastore ('hive.metastore.uris') is not supported yet; set 'warehouse' to read a Hive-style warehouse with its file metastore".to_owned(),
-                });
+            if let Some(uris) = properties.get("hive.metastore.uris") {
+                return hive_metastore(catalog, name, uris, properties, reach);
             }
             let warehouse = Warehouse::open(name, properties)?.ok_or_else(|| Error::NoSource {
                 catalog: name.to_owned(),
@@ -134,6 +129,49 @@ fn build(
             catalog_type: other.to_owned(),
         }),
     }
+}
+
+/// A Hive catalog whose metastore is a Thrift Hive Metastore: table and partition locations
+/// are read through `warehouse` when set (a directory or `s3://bucket/prefix` holding them),
+/// else through the local file system.
+#[cfg(feature = "hms")]
+fn hive_metastore(
+    catalog: &Arc<Catalog>,
+    name: &str,
+    uris: &str,
+    properties: &Properties,
+    reach: metacache_catalog::Reach,
+) -> Result<Arc<dyn Connector>> {
+    let warehouse = match Warehouse::open(name, properties)? {
+        Some(warehouse) => warehouse,
+        None => Warehouse::from_store(
+            Arc::new(object_store::local::LocalFileSystem::new()),
+            object_store::path::Path::default(),
+            "file://",
+        ),
+    };
+    let metastore =
+        crate::hive::thrift::ThriftMetastore::open(name, uris, warehouse.clone(), reach)?;
+    Ok(Arc::new(HiveConnector::with_metastore(
+        Arc::clone(catalog),
+        warehouse,
+        Box::new(metastore),
+    )))
+}
+
+#[cfg(not(feature = "hms"))]
+fn hive_metastore(
+    catalog: &Arc<Catalog>,
+    name: &str,
+    _uris: &str,
+    _properties: &Properties,
+    _reach: metacache_catalog::Reach,
+) -> Result<Arc<dyn Connector>> {
+    let _ = catalog;
+    Err(Error::Connection {
+        catalog: name.to_owned(),
+        reason: "this build has no Hive Metastore client (cargo feature 'hms')".to_owned(),
+    })
 }
 
 /// `iceberg.catalog.type`: `hadoop` (tables found in the warehouse; the default), `jdbc`/`sql`

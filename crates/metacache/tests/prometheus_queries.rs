@@ -71,13 +71,6 @@ fn documented_queries() -> Vec<String> {
     queries
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 #[test]
 fn prometheus_evaluates_every_documented_query() {
     if Command::new("prometheus")

@@ -1,7 +1,7 @@
 //! Where Hive table definitions come from. [`Metastore`] is the loader's view of a metastore;
 //! [`FileMetastore`] keeps the definitions in the warehouse itself, one JSON file per table,
-//! so a warehouse is self-describing and needs no server. (A Thrift Hive Metastore client
-//! would implement the same trait.)
+//! so a warehouse is self-describing and needs no server; `thrift.rs` implements the same
+//! trait for a Hive Metastore server.
 //!
 //! # Layout (documented in `docs/sources.md`)
 //! ```text
@@ -45,6 +45,12 @@ pub trait Metastore: Send + Sync {
     async fn table(&self, database: &str, table: &str) -> Result<HiveTable>;
     /// The partition names of `table`, sorted.
     async fn partition_names(&self, table: &HiveTable) -> Result<PartitionNames>;
+    /// The directory of partition `name` of `table`, relative to the warehouse root: where the
+    /// metastore recorded it (a metastore may place partitions anywhere), by default the
+    /// table's directory and the name.
+    async fn partition_location(&self, table: &HiveTable, name: &str) -> Result<String> {
+        Ok(format!("{}/{name}", table.location))
+    }
     /// Statistics of every column of `table` that has them.
     async fn column_stats(&self, table: &HiveTable) -> Result<HashMap<String, ColumnStatistics>>;
 }

@@ -19,6 +19,8 @@
 
 mod metastore;
 pub mod names;
+#[cfg(feature = "hms")]
+pub mod thrift;
 mod values;
 
 use std::sync::Arc;
@@ -179,7 +181,7 @@ impl HiveConnector {
             })?;
             Ok(HivePartition {
                 values,
-                location: format!("{}/{name}", hive_table.location),
+                location: self.metastore.partition_location(hive_table, name).await?,
             })
         })
         .await
