@@ -70,6 +70,9 @@ pub const PARTITION_VIEW: CacheId<TableKey, PartitionView> =
 
 /// File listings a planning request keeps in flight at once.
 const FILE_CONCURRENCY: usize = 16;
+/// Partition objects a planning request resolves at once: a Thrift metastore answers the
+/// lookups in flight together with one `get_partitions_by_names` call.
+const PARTITION_CONCURRENCY: usize = 256;
 
 /// A Hive catalog's connector.
 pub struct HiveConnector {
@@ -252,7 +255,7 @@ impl HiveConnector {
                 Ok::<_, Error>((name.clone(), partition))
             })
         }))
-        .buffered(FILE_CONCURRENCY)
+        .buffered(PARTITION_CONCURRENCY)
         .try_collect()
         .await
     }

@@ -4,7 +4,12 @@
 //! The client is `hive_metastore` (Volo Thrift, buffered transport, binary protocol), the one
 //! the Rust Iceberg HMS catalog uses; it speaks the calls Hive 2.3 through 4 share
 //! (`get_all_databases`, `get_all_tables`, `get_table`, `get_partition_names`,
-//! `get_partition_by_name`, `get_table_column_statistics`).
+//! `get_partitions_by_names`, `get_partition_by_name`, `get_table_column_statistics`).
+//!
+//! Partition lookups of one table that are in flight together are answered by one
+//! `get_partitions_by_names` call (a DataLoader-style batch: the first lookup gathers the
+//! others for a few scheduler turns); each partition is still loaded through its own cache key,
+//! so single flight and invalidation fences work per partition as for any load.
 //!
 //! # Invariants
 //! - Every call has the node's request timeout (`source_request_timeout_seconds`); a metastore
@@ -35,6 +40,35 @@ use crate::{ColumnInfo, Error, Result};
 
 /// The property naming the metastores.
 pub const URIS: &str = "hive.metastore.uris";
+/// Partitions asked for in one `get_partitions_by_names` call.
+const PARTITION_BATCH: usize = 1000;
+/// Scheduler turns a batch's first lookup waits for concurrent lookups of the same table to join.
+const BATCH_WAIT_YIELDS: usize = 4;
+
+/// Partition lookups waiting for their table's batch: name and where to send its location.
+type Waiting = Vec<(String, tokio::sync::oneshot::Sender<Result<String>>)>;
+
+/// A batch being gathered; removed from the pending lookups when taken or dropped.
+struct Gathering<'a> {
+    pending: &'a parking_lot::Mutex<HashMap<(String, String), Waiting>>,
+    key: Option<(String, String)>,
+}
+
+impl Gathering<'_> {
+    fn take(mut self) -> Waiting {
+        let key = self.key.take();
+        key.and_then(|k| self.pending.lock().remove(&k))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Gathering<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            self.pending.lock().remove(&key);
+        }
+    }
+}
 
 /// One metastore URI and its client.
 struct Endpoint {
@@ -51,6 +85,8 @@ pub struct ThriftMetastore {
     timeout: Duration,
     warehouse: Warehouse,
     reach: Reach,
+    /// Partition lookups gathered per table (database, table) into one metastore call.
+    pending: parking_lot::Mutex<HashMap<(String, String), Waiting>>,
 }
 
 impl std::fmt::Debug for ThriftMetastore {
@@ -114,6 +150,7 @@ impl ThriftMetastore {
             timeout: timeouts.request,
             warehouse,
             reach,
+            pending: parking_lot::Mutex::new(HashMap::new()),
         })
     }
 
@@ -368,36 +405,37 @@ impl Metastore for ThriftMetastore {
     }
 
     async fn partition_location(&self, table: &HiveTable, name: &str) -> Result<String> {
-        let (db, tbl, part) = (
-            FastStr::new(&table.database),
-            FastStr::new(&table.name),
-            FastStr::new(name),
-        );
-        let partition = self
-            .call("get_partition_by_name", |c| {
-                let (db, tbl, part) = (db.clone(), tbl.clone(), part.clone());
-                async move { answer(c.get_partition_by_name(db, tbl, part).await) }
-            })
-            .await?
-            .map_err(|_| {
-                Error::not_found(
-                    &self.catalog,
-                    "partition",
-                    format!("{}.{}/{name}", table.database, table.name),
-                )
-            })?;
-        let location = partition
-            .sd
-            .and_then(|sd| sd.location)
-            .map(|l| l.to_string())
-            .unwrap_or_default();
-        if location.is_empty() {
-            return Ok(format!("{}/{name}", table.location));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let table_key = (table.database.clone(), table.name.clone());
+        let leader = {
+            let mut pending = self.pending.lock();
+            let batch = pending.entry(table_key.clone()).or_default();
+            batch.push((name.to_owned(), tx));
+            batch.len() == 1
+        };
+        if leader {
+            // Should this lookup be cancelled while it gathers, the batch goes with it: the
+            // others' channels close and they look themselves up alone (never wait forever).
+            let gathering = Gathering {
+                pending: &self.pending,
+                key: Some(table_key),
+            };
+            // Let the other partition lookups of this planning request join the batch.
+            for _ in 0..BATCH_WAIT_YIELDS {
+                tokio::task::yield_now().await;
+            }
+            let mut batch = gathering.take();
+            while !batch.is_empty() {
+                let rest = batch.split_off(batch.len().min(PARTITION_BATCH));
+                self.fetch_locations(table, std::mem::replace(&mut batch, rest))
+                    .await;
+            }
         }
-        self.relative(
-            &location,
-            &format!("partition {}.{}/{name}", table.database, table.name),
-        )
+        match rx.await {
+            Ok(answer) => answer,
+            // The leader was cancelled before answering: look this one up alone.
+            Err(_) => self.fetch_one(table, name).await,
+        }
     }
 
     async fn column_stats(&self, table: &HiveTable) -> Result<HashMap<String, ColumnStatistics>> {
@@ -423,6 +461,100 @@ impl Metastore for ThriftMetastore {
 }
 
 impl ThriftMetastore {
+    /// Answers every lookup of `batch` with one `get_partitions_by_names` call: each partition's
+    /// location, not-found for names the metastore does not have, or the call's error.
+    async fn fetch_locations(&self, table: &HiveTable, batch: Waiting) {
+        let (db, tbl) = (FastStr::new(&table.database), FastStr::new(&table.name));
+        let names: Vec<FastStr> = batch.iter().map(|(n, _)| FastStr::new(n)).collect();
+        let fetched = self
+            .call("get_partitions_by_names", |c| {
+                let (db, tbl, names) = (db.clone(), tbl.clone(), names.clone());
+                async move { answer(c.get_partitions_by_names(db, tbl, names).await) }
+            })
+            .await;
+        let keys: Vec<String> = table
+            .partition_keys
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let partitions = match fetched {
+            Ok(Ok(partitions)) => partitions,
+            Ok(Err(exception)) => {
+                let error = self.failed("partitions", exception);
+                for (_, tx) in batch {
+                    let _ = tx.send(Err(error.clone()));
+                }
+                return;
+            }
+            Err(error) => {
+                for (_, tx) in batch {
+                    let _ = tx.send(Err(error.clone()));
+                }
+                return;
+            }
+        };
+        let by_values: HashMap<Vec<String>, String> = partitions
+            .into_iter()
+            .map(|p| {
+                let values = strings(p.values.unwrap_or_default());
+                let location =
+                    p.sd.and_then(|sd| sd.location)
+                        .map(|l| l.to_string())
+                        .unwrap_or_default();
+                (values, location)
+            })
+            .collect();
+        for (name, tx) in batch {
+            let answer = match super::names::parse(&name, &keys).and_then(|v| by_values.get(&v)) {
+                Some(location) => self.partition_dir(table, &name, location),
+                None => Err(self.no_partition(table, &name)),
+            };
+            let _ = tx.send(answer);
+        }
+    }
+
+    /// One partition's location by itself (`get_partition_by_name`).
+    async fn fetch_one(&self, table: &HiveTable, name: &str) -> Result<String> {
+        let (db, tbl, part) = (
+            FastStr::new(&table.database),
+            FastStr::new(&table.name),
+            FastStr::new(name),
+        );
+        let partition = self
+            .call("get_partition_by_name", |c| {
+                let (db, tbl, part) = (db.clone(), tbl.clone(), part.clone());
+                async move { answer(c.get_partition_by_name(db, tbl, part).await) }
+            })
+            .await?
+            .map_err(|_| self.no_partition(table, name))?;
+        let location = partition
+            .sd
+            .and_then(|sd| sd.location)
+            .map(|l| l.to_string())
+            .unwrap_or_default();
+        self.partition_dir(table, name, &location)
+    }
+
+    /// The store-relative directory of partition `name` recorded at `location` (the table's
+    /// directory and the name when the metastore recorded none).
+    fn partition_dir(&self, table: &HiveTable, name: &str, location: &str) -> Result<String> {
+        if location.is_empty() {
+            return Ok(format!("{}/{name}", table.location));
+        }
+        self.relative(
+            location,
+            &format!("partition {}.{}/{name}", table.database, table.name),
+        )
+    }
+
+    fn no_partition(&self, table: &HiveTable, name: &str) -> Error {
+        Error::not_found(
+            &self.catalog,
+            "partition",
+            format!("{}.{}/{name}", table.database, table.name),
+        )
+    }
+
     /// A call the metastore refused with an exception.
     fn failed(&self, what: &str, exception: String) -> Error {
         Error::Connection {
