@@ -145,7 +145,7 @@ fn check_key(
                     && !registry
                         .configured_by(entry_key.engine)
                         .iter()
-                        .any(|e| e.entries.iter().any(|t| t.token == entry_key.entry)) =>
+                        .any(|e| e.entry(entry_key.entry).is_some()) =>
             {
                 Ok(Some(format!(
                     "{key}: the default engine has no entry '{}'; the property is kept but has no effect",

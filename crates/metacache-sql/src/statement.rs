@@ -463,10 +463,9 @@ fn alter(p: &mut P) -> R<Statement> {
             comment: value(p)?,
         });
     }
-    if !peek_is(p, "SET") {
+    if !eat(p, "SET") {
         return p.expected("SET PROPERTIES, MODIFY COMMENT or RENAME", p.peek_token());
     }
-    expect(p, "SET")?;
     expect(p, "PROPERTIES")?;
     Ok(Statement::AlterCatalog {
         name,

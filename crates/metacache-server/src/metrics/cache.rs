@@ -247,11 +247,12 @@ fn render_load_histogram(rows: &[CacheRow], out: &mut String) {
     if kinds.is_empty() {
         return;
     }
-    out.push_str("# HELP ");
-    out.push_str(LOAD_HISTOGRAM);
-    out.push_str(" Time of each load, successful or not, summed over the catalogs' caches of one engine and entry.\n# TYPE ");
-    out.push_str(LOAD_HISTOGRAM);
-    out.push_str(" histogram\n");
+    push_header(
+        LOAD_HISTOGRAM,
+        "Time of each load, successful or not, summed over the catalogs' caches of one engine and entry.",
+        "histogram",
+        out,
+    );
     for ((engine, entry), (times, nanos)) in &kinds {
         let mut labels = String::from("{engine=\"");
         escape(engine, &mut labels);
@@ -313,17 +314,19 @@ pub(super) fn render_caches(rows: Vec<CacheRow>, granularity: Granularity, out: 
         if lines.is_empty() {
             continue;
         }
-        push_header(metric.name, metric.help, metric.counter, out);
+        let kind = if metric.counter { "counter" } else { "gauge" };
+        push_header(metric.name, metric.help, kind, out);
         out.push_str(&lines);
     }
     if groups.is_empty() || !per_cache {
         return;
     }
-    out.push_str("# HELP ");
-    out.push_str(INFO);
-    out.push_str(" Settings of each cache: ttl_seconds (-1 never), capacity, enabled (the enable setting), effective_enabled, auto_refresh.\n# TYPE ");
-    out.push_str(INFO);
-    out.push_str(" gauge\n");
+    push_header(
+        INFO,
+        "Settings of each cache: ttl_seconds (-1 never), capacity, enabled (the enable setting), effective_enabled, auto_refresh.",
+        "gauge",
+        out,
+    );
     for (labels, s) in &groups {
         out.push_str(INFO);
         out.push_str(labels);

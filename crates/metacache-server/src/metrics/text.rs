@@ -48,15 +48,17 @@ pub(super) fn push_value(value: f64, out: &mut String) {
     }
 }
 
-/// The `# HELP` and `# TYPE` lines of a family.
-pub(super) fn push_header(name: &str, help: &str, counter: bool, out: &mut String) {
+/// The `# HELP` and `# TYPE` lines of a family of `kind` (`counter`, `gauge`, `histogram`).
+pub(super) fn push_header(name: &str, help: &str, kind: &str, out: &mut String) {
     out.push_str("# HELP ");
     out.push_str(name);
     out.push(' ');
     escape(help, out);
     out.push_str("\n# TYPE ");
     out.push_str(name);
-    out.push_str(if counter { " counter\n" } else { " gauge\n" });
+    out.push(' ');
+    out.push_str(kind);
+    out.push('\n');
 }
 
 #[cfg(test)]

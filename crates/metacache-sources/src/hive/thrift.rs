@@ -239,6 +239,15 @@ fn answer<T, E: std::fmt::Debug, C: std::fmt::Display>(
     }
 }
 
+/// Where the metastore recorded a partition (`""` when it recorded none).
+fn location_of(partition: hive_metastore::Partition) -> String {
+    partition
+        .sd
+        .and_then(|sd| sd.location)
+        .map(|l| l.to_string())
+        .unwrap_or_default()
+}
+
 fn strings(values: Vec<FastStr>) -> Vec<String> {
     values.into_iter().map(|v| v.to_string()).collect()
 }
@@ -477,32 +486,19 @@ impl ThriftMetastore {
             .iter()
             .map(|c| c.name.clone())
             .collect();
-        let partitions = match fetched {
-            Ok(Ok(partitions)) => partitions,
-            Ok(Err(exception)) => {
-                let error = self.failed("partitions", exception);
-                for (_, tx) in batch {
-                    let _ = tx.send(Err(error.clone()));
+        let partitions =
+            match fetched.and_then(|answer| answer.map_err(|e| self.failed("partitions", e))) {
+                Ok(partitions) => partitions,
+                Err(error) => {
+                    for (_, tx) in batch {
+                        let _ = tx.send(Err(error.clone()));
+                    }
+                    return;
                 }
-                return;
-            }
-            Err(error) => {
-                for (_, tx) in batch {
-                    let _ = tx.send(Err(error.clone()));
-                }
-                return;
-            }
-        };
+            };
         let by_values: HashMap<Vec<String>, String> = partitions
             .into_iter()
-            .map(|p| {
-                let values = strings(p.values.unwrap_or_default());
-                let location =
-                    p.sd.and_then(|sd| sd.location)
-                        .map(|l| l.to_string())
-                        .unwrap_or_default();
-                (values, location)
-            })
+            .map(|mut p| (strings(p.values.take().unwrap_or_default()), location_of(p)))
             .collect();
         for (name, tx) in batch {
             let answer = match super::names::parse(&name, &keys).and_then(|v| by_values.get(&v)) {
@@ -527,11 +523,7 @@ impl ThriftMetastore {
             })
             .await?
             .map_err(|_| self.no_partition(table, name))?;
-        let location = partition
-            .sd
-            .and_then(|sd| sd.location)
-            .map(|l| l.to_string())
-            .unwrap_or_default();
+        let location = location_of(partition);
         self.partition_dir(table, name, &location)
     }
 
