@@ -20,6 +20,7 @@ use metacache_ledger::{Budget, Level};
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 
+use crate::events::SourceEvents;
 use crate::handle::CacheHandle;
 use crate::properties::TYPE_KEY;
 use crate::validate::{catalog_limit, entry_limit};
@@ -171,6 +172,8 @@ pub struct Catalog {
     budget: Arc<Budget>,
     governor: Arc<MemoryGovernor>,
     state: RwLock<State>,
+    /// Counters of the change feed from its source, kept across ALTERs.
+    events: Arc<SourceEvents>,
 }
 
 impl Catalog {
@@ -186,6 +189,7 @@ impl Catalog {
             name: RwLock::new(Arc::from(def.name.as_str())),
             budget,
             governor,
+            events: Arc::default(),
             state: RwLock::new(State {
                 def,
                 dropped: false,
@@ -195,6 +199,11 @@ impl Catalog {
                 groups: Vec::new(),
             }),
         }
+    }
+
+    /// The counters of its change feed from the source.
+    pub fn events(&self) -> &Arc<SourceEvents> {
+        &self.events
     }
 
     /// Its name.
@@ -245,6 +254,20 @@ impl Catalog {
         V: EstimateSize + Send + Sync + 'static,
     {
         self.cache_by_name(id.engine, id.entry_name)
+    }
+
+    /// The cache `id` if it has been built, without building it: for invalidations, which have
+    /// nothing to remove from a cache that does not exist yet.
+    pub fn built_cache<K, V>(&self, id: &CacheId<K, V>) -> Option<ManagedCache<K, V>>
+    where
+        K: MetaKey,
+        V: EstimateSize + Send + Sync + 'static,
+    {
+        let state = self.state.read();
+        self.lookup::<K, V>(&state, id.engine, id.entry_name)
+            .ok()
+            .flatten()
+            .flatten()
     }
 
     /// [`Catalog::cache`] by run-time names (look-aside caches of remote engines).

@@ -24,6 +24,20 @@ pub enum Error {
         /// A suggestion, starting with `; `, or empty.
         hint: String,
     },
+    /// A polling interval that is not `0` or a number of milliseconds within bounds.
+    #[error(
+        "Invalid value for property '{key}': '{value}' (milliseconds: 0 turns polling off, else {min} to {max})"
+    )]
+    InvalidPollingInterval {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+        /// The shortest interval.
+        min: u64,
+        /// The longest interval.
+        max: u64,
+    },
     /// A property key or value that is not acceptable text.
     #[error("Invalid property {what}: {reason}")]
     InvalidProperty {

@@ -35,13 +35,20 @@ where
         ManagedCache::invalidate_all(self)
     }
 
+    // Names compare without case: metastores fold them (Hive keeps lower case), so a value
+    // loaded as `Sales.Orders` is the table an event or a REFRESH names `sales.orders`.
     fn invalidate_database(&self, database: &str) -> u64 {
-        self.invalidate_keys_if(|key| key.database() == Some(database))
+        self.invalidate_keys_if(|key| {
+            key.database()
+                .is_some_and(|d| d.eq_ignore_ascii_case(database))
+        })
     }
 
     fn invalidate_table(&self, database: &str, table: &str) -> u64 {
         self.invalidate_keys_if(|key| {
-            key.database() == Some(database) && key.table() == Some(table)
+            key.database()
+                .is_some_and(|d| d.eq_ignore_ascii_case(database))
+                && key.table().is_some_and(|t| t.eq_ignore_ascii_case(table))
         })
     }
 

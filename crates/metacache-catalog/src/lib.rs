@@ -9,6 +9,8 @@
 //! - [`validate`]: the property rules and messages of §4 and §6.
 //! - [`CatalogStore`]: durable definitions; [`FileStore`] (one file, atomic replace) is the
 //!   embedded default, [`MemoryStore`] for embedding without persistence.
+//! - [`events`]: the switch and counters of a catalog's change feed from its source (the Hive
+//!   Metastore's notification log), kept with the catalog.
 //! - [`reach`]: the node's allow-lists of locations and hosts catalogs may make it read.
 //! - [`NodeConfig`]: defaults → TOML file → `METACACHE_*` environment; [`memory`] finds the
 //!   node memory budget that percentages refer to.
@@ -24,6 +26,7 @@
 
 mod catalog;
 mod error;
+pub mod events;
 mod handle;
 mod key;
 mod manager;
@@ -36,6 +39,7 @@ pub mod validate;
 
 pub use catalog::{AlterScope, CacheRow, Catalog, CatalogDef};
 pub use error::{Error, Result, StoreError};
+pub use events::{ResetReason, SourceEvents, SourceEventsSnapshot};
 pub use key::{CacheId, DatabaseKey, MetaKey, TableKey};
 pub use manager::{CatalogManager, ConfigRow, CreateCatalog, ManagerOptions, Outcome};
 pub use node_config::NodeConfig;

@@ -12,6 +12,7 @@ use metacache_ledger::size::{
     CATALOG_MAX_WEIGHT_KEY, check_entry_within_catalog, parse_positive_weight,
 };
 
+use crate::events::{HMS_EVENTS_POLLING_INTERVAL_KEY, parse_polling_interval};
 use crate::properties::TYPE_KEY;
 use crate::{Error, Properties, Result};
 
@@ -135,6 +136,10 @@ fn check_key(
 ) -> Result<Option<Warning>> {
     if key == CATALOG_MAX_WEIGHT_KEY {
         parse_positive_weight(key, value)?;
+        return Ok(None);
+    }
+    if key == HMS_EVENTS_POLLING_INTERVAL_KEY {
+        parse_polling_interval(key, value)?;
         return Ok(None);
     }
     if let Some(rest) = key.strip_prefix(KEY_PREFIX) {

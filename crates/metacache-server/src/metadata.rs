@@ -1,5 +1,5 @@
 //! Catalog metadata as JSON for engines in any language: databases, tables, schema,
-//! partitions, files and snapshots, answered by the catalog's connector through its caches.
+//! partitions, files, snapshots and column statistics, answered by the catalog's connector through its caches.
 //!
 //! | route | answer |
 //! |---|---|
@@ -10,6 +10,7 @@
 //! | `GET …/tables/{t}/partitions?k=v&k=v2` | `{"partitions": [{name, values, location}]}` |
 //! | `GET …/tables/{t}/files?k=v` | `{"partitions": [{partition, files: [{path, size, modified_millis}]}], "file_count", "total_bytes"}` |
 //! | `GET …/tables/{t}/snapshots` | `{"snapshots": [..]}` |
+//! | `GET …/tables/{t}/column-stats` | `{"columns": {name: {ndv, null_count, min, max, avg_size, max_size}}}` (columns with statistics; Hive and HMS catalogs) |
 //! | `GET …/tables/{t}/access[?current=true]` | `{uri, storage_options, cacheable, not_cached_because?}` (Lance; `current` bypasses the cache) |
 //! | `POST …/tables/{t}/refresh` | `{"invalidated": n}` (as `REFRESH TABLE`) |
 //!
@@ -43,6 +44,7 @@ pub fn routes(sources: Arc<Sources>) -> Router {
         .route(&format!("{TABLE}/partitions"), get(partitions))
         .route(&format!("{TABLE}/files"), get(files))
         .route(&format!("{TABLE}/snapshots"), get(snapshots))
+        .route(&format!("{TABLE}/column-stats"), get(column_stats))
         .route(&format!("{TABLE}/access"), get(access))
         .route(&format!("{TABLE}/refresh"), post(refresh))
         .with_state(sources)
@@ -122,6 +124,17 @@ async fn schema(
         .schema(&database, &table)
         .await?;
     Ok(Json(&*schema).into_response())
+}
+
+async fn column_stats(
+    State(sources): Sources_,
+    Path((catalog, database, table)): TablePath,
+) -> Result<Response, ApiError> {
+    let columns = sources
+        .connector(&catalog)?
+        .column_statistics(&database, &table)
+        .await?;
+    Ok(Json(json!({ "columns": columns })).into_response())
 }
 
 async fn partitions(

@@ -67,6 +67,19 @@ pub trait Connector: Send + Sync {
         })
     }
 
+    /// The statistics of a table's columns that have them (`ANALYZE … FOR COLUMNS`).
+    async fn column_statistics(
+        &self,
+        database: &str,
+        table: &str,
+    ) -> Result<crate::ColumnStatisticsMap> {
+        let _ = (database, table);
+        Err(Error::Unsupported {
+            what: "Column statistics".to_owned(),
+            connector: self.kind(),
+        })
+    }
+
     /// The snapshots of a table, oldest first.
     async fn snapshots(&self, database: &str, table: &str) -> Result<Vec<SnapshotInfo>> {
         let _ = (database, table);

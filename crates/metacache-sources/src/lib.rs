@@ -67,4 +67,7 @@ pub use model::{
     SnapshotInfo, SnapshotKey, TableAccessInfo, TableInfo, TableSchema,
 };
 pub use sources::Sources;
+
+/// Statistics of a table's columns, by column name (those that have any).
+pub type ColumnStatisticsMap = std::collections::BTreeMap<String, hive::ColumnStatistics>;
 pub use warehouse::{REWRITE_FROM, WAREHOUSE, Warehouse};

@@ -144,19 +144,26 @@ fn hive_metastore(
 ) -> Result<Arc<dyn Connector>> {
     let warehouse = match Warehouse::open(name, properties)? {
         Some(warehouse) => warehouse,
-        None => Warehouse::from_store(
-            Arc::new(object_store::local::LocalFileSystem::new()),
-            object_store::path::Path::default(),
-            "file://",
-        ),
+        None => local_root(),
     };
     let metastore =
         crate::hive::thrift::ThriftMetastore::open(name, uris, warehouse.clone(), reach)?;
-    Ok(Arc::new(HiveConnector::with_metastore(
+    Ok(Arc::new(crate::hive::hms::HmsConnector::new(
         Arc::clone(catalog),
         warehouse,
-        Box::new(metastore),
+        Arc::new(metastore),
+        metacache_catalog::events::polling_interval(properties),
     )))
+}
+
+/// The whole local file system, for metastores that record absolute locations.
+#[cfg(feature = "hms")]
+fn local_root() -> Warehouse {
+    Warehouse::from_store(
+        Arc::new(object_store::local::LocalFileSystem::new()),
+        object_store::path::Path::default(),
+        "file://",
+    )
 }
 
 #[cfg(not(feature = "hms"))]
@@ -222,9 +229,17 @@ fn iceberg(
             Box::new(tables),
         )));
     }
-    let warehouse = Warehouse::open(name, properties)?.ok_or_else(|| Error::NoSource {
-        catalog: name.to_owned(),
-    })?;
+    let warehouse = match Warehouse::open(name, properties)? {
+        Some(warehouse) => warehouse,
+        // A metastore records absolute locations: without 'warehouse', the local file system.
+        #[cfg(feature = "hms")]
+        None if kind == "hms" => local_root(),
+        None => {
+            return Err(Error::NoSource {
+                catalog: name.to_owned(),
+            });
+        }
+    };
     let tables: Box<dyn TableCatalog> = match kind.as_str() {
         "hadoop" => Box::new(DirectoryCatalog::new(name, warehouse.clone())),
         "jdbc" | "sql" => {
@@ -250,9 +265,18 @@ fn iceberg(
                 .filter(|v| !v.is_empty());
             Box::new(SqliteCatalog::new(name, path.into(), catalog_name))
         }
+        #[cfg(feature = "hms")]
+        "hms" => {
+            let uris = get(crate::hive::thrift::URIS).ok_or_else(|| {
+                invalid("an Iceberg catalog of type hms needs 'hive.metastore.uris'".to_owned())
+            })?;
+            let metastore =
+                crate::hive::thrift::ThriftMetastore::open(name, uris, warehouse.clone(), reach)?;
+            Box::new(crate::hive::hms::IcebergTables(Arc::new(metastore)))
+        }
         other => {
             return Err(invalid(format!(
-                "'iceberg.catalog.type' = '{other}': use hadoop, jdbc or rest"
+                "'iceberg.catalog.type' = '{other}': use hadoop, jdbc, hms or rest"
             )));
         }
     };

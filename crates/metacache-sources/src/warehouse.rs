@@ -108,8 +108,12 @@ impl Warehouse {
     /// `s3://bucket/…`), after `location.rewrite-from`; `None` if it lies outside the
     /// warehouse's store.
     pub fn resolve(&self, location: &str) -> Option<Path> {
-        let location = match location.strip_prefix('/') {
-            Some(_) if !location.starts_with("//") => format!("file://{location}"),
+        // `/dir` and Hadoop's `file:/dir` are `file:///dir`.
+        let location = match (location.strip_prefix('/'), location.strip_prefix("file:")) {
+            (Some(_), _) if !location.starts_with("//") => format!("file://{location}"),
+            (_, Some(rest)) if rest.starts_with('/') && !rest.starts_with("//") => {
+                format!("file://{rest}")
+            }
             _ => location.to_owned(),
         };
         let location = match &self.rewrite_from {
@@ -129,6 +133,15 @@ impl Warehouse {
     /// The warehouse's own location: `base` plus the root.
     fn url(&self) -> String {
         self.display(&self.root)
+    }
+
+    /// An absolute location inside the warehouse as a path relative to its root (what
+    /// [`Warehouse::path`] takes back); `None` outside it.
+    pub fn relative(&self, location: &str) -> Option<String> {
+        let path = self.resolve(location)?;
+        let root = self.root.as_ref();
+        let rest = path.as_ref().strip_prefix(root).unwrap_or(path.as_ref());
+        Some(rest.trim_start_matches('/').to_owned())
     }
 
     /// The store.
@@ -310,4 +323,32 @@ mod credential_tests {
 #[cfg(not(feature = "s3"))]
 fn s3(_: &str, _: &Properties) -> std::result::Result<Arc<dyn ObjectStore>, String> {
     Err("this build has no S3 support (cargo feature `s3` of metacache-sources)".to_owned())
+}
+
+#[cfg(test)]
+mod location_tests {
+    use super::*;
+
+    #[test]
+    fn locations_are_relative_to_the_root_and_hadoop_spellings_resolve() {
+        let store = Arc::new(object_store::memory::InMemory::new());
+        let w = Warehouse::from_store(store, Path::from("wh"), "s3://lake");
+        assert_eq!(
+            w.relative("s3://lake/wh/sales.db/orders/dt=1").as_deref(),
+            Some("sales.db/orders/dt=1")
+        );
+        assert_eq!(w.relative("s3://lake/wh").as_deref(), Some(""));
+        assert_eq!(w.relative("s3://lake/other/t"), None);
+        assert_eq!(w.relative("s3://lake/wh2/t"), None);
+        let local = Warehouse::from_store(
+            Arc::new(object_store::memory::InMemory::new()),
+            Path::default(),
+            "file://",
+        );
+        assert_eq!(
+            local.relative("file:/tmp/w/t").as_deref(),
+            Some("tmp/w/t"),
+            "Hadoop's file:/dir"
+        );
+    }
 }

@@ -8,7 +8,6 @@ mod common;
 mod seaweed;
 
 use std::path::Path;
-use std::time::Duration;
 
 use common::*;
 use seaweed::Seaweed;
@@ -25,42 +24,6 @@ fn identities() -> String {
             {{"name":"node","credentials":[{{"accessKey":"{ACCESS_KEY}","secretKey":"{SECRET_KEY}"}}],
               "actions":["Admin","Read","Write","List","Tagging"]}}]}}"#
     )
-}
-
-/// Uploads every file below `dir` to `<endpoint>/<bucket>/<prefix>/…`, unsigned.
-fn upload(endpoint: &str, bucket: &str, prefix: &str, dir: &Path) -> usize {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into();
-    let mut stack = vec![dir.to_path_buf()];
-    let mut uploaded = 0;
-    while let Some(next) = stack.pop() {
-        for entry in std::fs::read_dir(&next).expect("read fixture dir") {
-            let path = entry.expect("fixture entry").path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let relative = path.strip_prefix(dir).expect("below the fixture");
-            // Partition directories hold `=` and `:`; S3 keys take them percent-encoded in URLs.
-            let key: Vec<String> = relative
-                .iter()
-                .map(|part| {
-                    part.to_str()
-                        .expect("utf-8 name")
-                        .replace('%', "%25")
-                        .replace(':', "%3A")
-                        .replace(' ', "%20")
-                })
-                .collect();
-            let url = format!("{endpoint}/{bucket}/{prefix}/{}", key.join("/"));
-            let bytes = std::fs::read(&path).expect("fixture file");
-            agent.put(&url).send(&bytes[..]).expect("unsigned upload");
-            uploaded += 1;
-        }
-    }
-    uploaded
 }
 
 #[test]

@@ -1,114 +1,12 @@
-//! HMS catalogs against a real Hive Metastore over Thrift (issue 16): the metastore of
-//! pyspark's wheel (hive-metastore 2.3 on Derby) under the machine's JDK, filled through its
-//! own Thrift API by `tests/clients/python/hms_fixture.py`. `scripts/test-deps.sh` installs
-//! pyspark and hmsclient; without them, or without `java`, the tests say why they skip.
+//! HMS catalogs against a real Hive Metastore over Thrift (issue 16); the metastore, its
+//! fixture and Spark are started by `common::hms`.
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::hms::{Metastore, metastore_jars};
 use common::*;
-
-/// A Hive Metastore server on a free port with a private Derby database.
-struct Metastore {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Metastore {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// pyspark's bundled jars, if pyspark, hmsclient and java are here.
-fn metastore_jars() -> Option<PathBuf> {
-    let java = Command::new("java").arg("-version").output();
-    if !java.is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIPPED: no java; run scripts/test-deps.sh");
-        return None;
-    }
-    let found = Command::new("python3")
-        .args([
-            "-c",
-            "import os, pyspark, hmsclient; print(os.path.join(os.path.dirname(pyspark.__file__), 'jars'))",
-        ])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
-    if found.is_none() {
-        eprintln!("SKIPPED: no pyspark/hmsclient; run scripts/test-deps.sh");
-    }
-    found
-}
-
-impl Metastore {
-    fn start(jars: &Path, dir: &Path) -> Metastore {
-        let port = free_port();
-        let log = std::fs::File::create(dir.join("metastore.log")).expect("log file");
-        let child = Command::new("java")
-            .arg("-cp")
-            .arg(format!("{}/*", jars.display()))
-            .args([
-                "-Dhive.async.log.enabled=false",
-                "-Ddatanucleus.schema.autoCreateAll=true",
-                "-Dhive.metastore.schema.verification=false",
-                "-Ddatanucleus.connectionPoolingType=None",
-            ])
-            .arg(format!(
-                "-Djavax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={}/metastore_db;create=true",
-                dir.display()
-            ))
-            .arg(format!(
-                "-Dhive.metastore.warehouse.dir={}/managed",
-                dir.display()
-            ))
-            .args(["org.apache.hadoop.hive.metastore.HiveMetaStore", "-p"])
-            .arg(port.to_string())
-            .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("java starts");
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(90),
-                "the metastore did not listen within 90 s; see {}/metastore.log",
-                dir.display()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        Metastore { child, port }
-    }
-
-    fn uri(&self) -> String {
-        format!("thrift://127.0.0.1:{}", self.port)
-    }
-
-    /// Writes the fixture: `sales.orders` with `partitions` partitions, `sales.customers`,
-    /// database `web`; data files under `warehouse`.
-    fn fill(&self, warehouse: &Path, partitions: usize) {
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients/python/hms_fixture.py");
-        let out = Command::new("python3")
-            .arg(script)
-            .arg(format!("127.0.0.1:{}", self.port))
-            .arg(warehouse)
-            .arg(partitions.to_string())
-            .output()
-            .expect("python3 runs");
-        assert!(
-            out.status.success(),
-            "fixture: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
 
 #[test]
 fn an_hms_catalog_reads_the_metastore_through_its_caches() {
@@ -203,4 +101,287 @@ fn a_dead_uri_fails_over_to_the_next() {
     let server = Server::start(&data, &[("METACACHE_SOURCE_ALLOWED_LOCATIONS", "/nowhere")]);
     let error = server.fails("DESC hms.sales.orders");
     assert!(error.contains("source_allowed_locations"), "{error}");
+}
+
+/// Polls `check` every 100 ms until it holds; fails with `what` after `limit`.
+fn wait_for(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !check() {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// One column of the catalog's row of `catalog_meta_cache_events`.
+fn events_column(server: &Server, catalog: &str, column: &str) -> String {
+    let out = server.query(&format!(
+        "SELECT {column} FROM information_schema.catalog_meta_cache_events \
+         WHERE catalog_name = '{catalog}'"
+    ));
+    out.lines().nth(1).unwrap_or_default().to_owned()
+}
+
+fn file_count(server: &Server, catalog: &str, table: &str) -> u64 {
+    let (status, body) = server.http(
+        "GET",
+        &format!("/api/v1/catalogs/{catalog}/databases/{table}/files"),
+        None,
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    let files: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    files["file_count"].as_u64().expect("file_count")
+}
+
+fn number(text: &str) -> u64 {
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {text:?}"))
+}
+
+#[test]
+fn metastore_events_invalidate_exactly_what_they_name() {
+    let Some(jars) = metastore_jars() else { return };
+    let (tmp, data) = data_dir();
+    let metastore = Metastore::start(&jars, tmp.path());
+    metastore.fill(&tmp.path().join("warehouse"), 3);
+    let server = Server::start(&data, &[]);
+    server.query(&format!(
+        "CREATE CATALOG hms PROPERTIES ('type'='hms', 'hive.metastore.uris'='{}', \
+         'hms_events_polling_interval_ms'='200')",
+        metastore.uri()
+    ));
+    let refused =
+        server.fails("ALTER CATALOG hms SET PROPERTIES ('hms_events_polling_interval_ms'='50')");
+    assert!(
+        refused.contains("'hms_events_polling_interval_ms': '50'"),
+        "{refused}"
+    );
+    assert_eq!(events_column(&server, "hms", "STATE"), "idle");
+    // First use builds the connector, which starts the poller.
+    server.query("SHOW DATABASES FROM hms");
+    wait_for(Duration::from_secs(30), "the poller starts", || {
+        events_column(&server, "hms", "STATE") == "polling"
+    });
+    assert_eq!(
+        server
+            .query("SHOW PARTITIONS FROM hms.sales.orders")
+            .lines()
+            .count(),
+        4
+    );
+    assert_eq!(file_count(&server, "hms", "sales/tables/orders"), 3);
+    assert!(server.query("DESC hms.sales.customers").contains("name"));
+    let listed = number(&server.cache_row("hms", "hive-file", "miss_count")[0]);
+
+    // Spark adds a partition and drops a table; nobody runs REFRESH.
+    metastore.spark(
+        &tmp.path().join("spark"),
+        &[
+            "INSERT INTO sales.orders PARTITION (dt='2024-02-01') VALUES (7, 1.5)",
+            "DROP TABLE sales.customers",
+        ],
+    );
+    wait_for(
+        Duration::from_secs(30),
+        "the partition Spark added appears",
+        || {
+            server
+                .query("SHOW PARTITIONS FROM hms.sales.orders")
+                .contains("dt=2024-02-01")
+        },
+    );
+    wait_for(
+        Duration::from_secs(30),
+        "the dropped table disappears",
+        || !server.mysql("DESC hms.sales.customers").ok,
+    );
+    // Exactly what the events named: one new listing, the three others still cached.
+    assert_eq!(file_count(&server, "hms", "sales/tables/orders"), 4);
+    let relisted = number(&server.cache_row("hms", "hive-file", "miss_count")[0]);
+    assert_eq!(relisted - listed, 1, "only the new partition was listed");
+    assert_eq!(events_column(&server, "hms", "GAP_RESETS"), "0");
+    assert_eq!(events_column(&server, "hms", "UNAPPLIED_RESETS"), "0");
+    assert!(number(&events_column(&server, "hms", "EVENTS_APPLIED")) >= 2);
+    assert!(number(&events_column(&server, "hms", "PARTITIONS_INVALIDATED")) >= 1);
+    assert!(number(&events_column(&server, "hms", "TABLES_INVALIDATED")) >= 1);
+    assert_eq!(events_column(&server, "hms", "LAG_EVENTS"), "0");
+    let (_, metrics) = server.http("GET", "/metrics", None, None);
+    assert!(
+        metrics.contains("metacache_source_events_total{catalog=\"hms\",outcome=\"applied\"}"),
+        "{metrics}"
+    );
+
+    // A metastore that stops answering: polls fail, are counted, and the node keeps serving.
+    drop(metastore);
+    wait_for(Duration::from_secs(60), "failed polls are shown", || {
+        events_column(&server, "hms", "STATE") == "failing"
+    });
+    assert!(number(&events_column(&server, "hms", "POLL_FAILURE_COUNT")) >= 1);
+    assert!(
+        server
+            .query("SHOW PARTITIONS FROM hms.sales.orders")
+            .contains("dt=2024-02-01")
+    );
+    // Turning polling off stops the poller; the row stays with its history.
+    server.query("ALTER CATALOG hms SET PROPERTIES ('hms_events_polling_interval_ms'='0')");
+    let _ = server.mysql("SHOW DATABASES FROM hms");
+    assert_eq!(events_column(&server, "hms", "STATE"), "off");
+}
+
+#[test]
+fn spark_tables_and_iceberg_tables_of_the_metastore() {
+    let Some(jars) = metastore_jars() else { return };
+    let (tmp, data) = data_dir();
+    let metastore = Metastore::start(&jars, tmp.path());
+    let spark_dir = tmp.path().join("spark");
+    let out = metastore.spark(
+        &spark_dir,
+        &[
+            "CREATE DATABASE lake",
+            "CREATE TABLE lake.events (id BIGINT, kind STRING) PARTITIONED BY (day STRING) STORED AS PARQUET",
+            "INSERT INTO lake.events PARTITION (day='2024-01-01') VALUES (1, 'a'), (2, 'b')",
+            "INSERT INTO lake.events PARTITION (day='2024-01-02') VALUES (3, NULL)",
+            "ANALYZE TABLE lake.events COMPUTE STATISTICS FOR COLUMNS id, kind",
+        ],
+    );
+    assert!(out.contains("> ANALYZE TABLE"), "{out}");
+    // An Iceberg table written by pyiceberg, registered as Iceberg's HiveCatalog does.
+    let iceberg = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/iceberg/warehouse");
+    let mut metadata: Vec<_> = std::fs::read_dir(iceberg.join("shop/trips/metadata"))
+        .expect("fixture")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
+        .collect();
+    metadata.sort();
+    metastore.register_iceberg("shop", "trips", metadata.last().expect("metadata"));
+
+    let server = Server::start(&data, &[]);
+    server.query(&format!(
+        "CREATE CATALOG hms PROPERTIES ('type'='hms', 'hive.metastore.uris'='{}')",
+        metastore.uri()
+    ));
+    let desc = server.query("DESC hms.lake.events");
+    assert!(desc.contains("\nkind\tstring\tYes\t"), "{desc}");
+    assert!(
+        desc.contains("\nday\tstring\tYes\t\tNULL\tPARTITION KEY\n"),
+        "{desc}"
+    );
+    assert_eq!(
+        server.query("SHOW PARTITIONS FROM hms.lake.events"),
+        "Partition\nday=2024-01-01\nday=2024-01-02\n"
+    );
+    assert!(file_count(&server, "hms", "lake/tables/events") >= 2);
+    // Spark's ANALYZE keeps column statistics in table parameters.
+    let (status, body) = server.http(
+        "GET",
+        "/api/v1/catalogs/hms/databases/lake/tables/events/column-stats",
+        None,
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    let stats: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(stats["columns"]["id"]["ndv"], 3, "{body}");
+    assert_eq!(stats["columns"]["id"]["min"], "1", "{body}");
+    assert_eq!(stats["columns"]["kind"]["null_count"], 1, "{body}");
+    // Metastore column statistics (written through Thrift) come first.
+    metastore.fill(&tmp.path().join("warehouse"), 2);
+    let (_, body) = server.http(
+        "GET",
+        "/api/v1/catalogs/hms/databases/sales/tables/orders/column-stats",
+        None,
+        None,
+    );
+    assert!(body.contains("\"ndv\":999"), "{body}");
+
+    // The Iceberg table: the metastore names the metadata, the Iceberg reader does the rest.
+    let written_at = "file:///tmp/metacache-iceberg-fixture";
+    for (name, kind) in [
+        ("hms_ice", "'type'='hms'"),
+        ("ice", "'type'='iceberg', 'iceberg.catalog.type'='hms'"),
+    ] {
+        server.query(&format!(
+            "CREATE CATALOG {name} PROPERTIES ({kind}, 'hive.metastore.uris'='{}', \
+             'warehouse'='{}', 'location.rewrite-from'='{written_at}')",
+            metastore.uri(),
+            iceberg.display()
+        ));
+        let desc = server.query(&format!("DESC {name}.shop.trips"));
+        assert!(
+            desc.contains("pickup\tdate\tYes\t\tNULL\tPARTITION KEY\n"),
+            "{name}: {desc}"
+        );
+        let partitions = server.query(&format!("SHOW PARTITIONS FROM {name}.shop.trips"));
+        assert_eq!(partitions.lines().count(), 5, "{name}: {partitions}");
+        let table = server.cache_row(name, "iceberg-table", "miss_count");
+        assert_eq!(
+            table[0], "1",
+            "{name}: read through the iceberg caches: {table:?}"
+        );
+    }
+    let (status, body) = server.http(
+        "GET",
+        "/api/v1/catalogs/hms_ice/databases/shop/tables/trips/snapshots",
+        None,
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"current\":true"), "{body}");
+}
+
+#[test]
+fn a_gap_in_the_event_log_drops_the_catalog_and_resets_the_cursor() {
+    let Some(jars) = metastore_jars() else { return };
+    let (tmp, data) = data_dir();
+    let first = tmp.path().join("first");
+    std::fs::create_dir_all(&first).expect("dir");
+    let metastore = Metastore::start(&jars, &first);
+    let port = metastore.port;
+    // Filled twice: the second fill drops and re-creates, so the log is longer.
+    metastore.fill(&first.join("warehouse"), 3);
+    metastore.fill(&first.join("warehouse"), 3);
+    let server = Server::start(&data, &[]);
+    server.query(&format!(
+        "CREATE CATALOG hms PROPERTIES ('type'='hms', 'hive.metastore.uris'='{}', \
+         'hms_events_polling_interval_ms'='200')",
+        metastore.uri()
+    ));
+    server.query("SHOW DATABASES FROM hms");
+    wait_for(Duration::from_secs(30), "the poller starts", || {
+        events_column(&server, "hms", "STATE") == "polling"
+    });
+    let cursor = number(&events_column(&server, "hms", "LAST_EVENT_ID"));
+    assert!(cursor >= 10, "cursor {cursor}");
+    assert_eq!(
+        server
+            .query("SHOW PARTITIONS FROM hms.sales.orders")
+            .lines()
+            .count(),
+        4
+    );
+    // The metastore comes back at the same address from another database (a restore): its
+    // log is shorter than the cursor, so events were lost.
+    drop(metastore);
+    let second = tmp.path().join("second");
+    std::fs::create_dir_all(&second).expect("dir");
+    let metastore = Metastore::start_on(&jars, &second, port);
+    metastore.fill(&second.join("warehouse"), 2);
+    wait_for(Duration::from_secs(30), "the gap is found", || {
+        events_column(&server, "hms", "GAP_RESETS") == "1"
+    });
+    let reset_to = number(&events_column(&server, "hms", "LAST_EVENT_ID"));
+    assert!(
+        reset_to < cursor,
+        "the cursor moved to the metastore's position: {reset_to}"
+    );
+    assert!(
+        events_column(&server, "hms", "LAST_ERROR").contains("older than the cursor"),
+        "the reason is shown"
+    );
+    // Every cache was dropped: the new metastore's two partitions, without REFRESH.
+    assert_eq!(
+        server.query("SHOW PARTITIONS FROM hms.sales.orders"),
+        "Partition\ndt=2024-01-01\ndt=2024-01-02\n"
+    );
 }

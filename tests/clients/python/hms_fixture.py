@@ -1,6 +1,8 @@
 """Writes the Hive Metastore fixture of the HMS tests through the metastore's own Thrift API.
 
     python3 hms_fixture.py HOST:PORT WAREHOUSE_DIR [PARTITIONS]
+    python3 hms_fixture.py HOST:PORT iceberg DATABASE TABLE METADATA_FILE
+    python3 hms_fixture.py HOST:PORT relocate DATABASE TABLE FROM_DIR TO_URL
 
 Creates, in a real Hive Metastore, database `sales` with
 - `orders` (id bigint, amount double, partitioned by dt string) and PARTITIONS partitions
@@ -9,7 +11,18 @@ Creates, in a real Hive Metastore, database `sales` with
 - `customers` (id bigint, name string), unpartitioned, with one data file;
 and database `web` with no tables. Prints `ok` when done. Idempotent: existing objects are
 dropped first.
+
+The `relocate` form moves a table and its partitions whose locations are below the local
+directory FROM_DIR to the same paths below TO_URL (`s3://bucket/prefix`), as `ALTER TABLE …
+SET LOCATION` does after the files were copied: alter_table and alter_partitions, which Hive 2.3
+applies without opening the new file system (the metastore of the tests has no S3 client).
+
+The `iceberg` form registers an Iceberg table (written by pyiceberg) the way Iceberg's
+HiveCatalog does: an EXTERNAL_TABLE with `table_type=ICEBERG` and `metadata_location` naming
+METADATA_FILE under the location the metadata records, columns from its current schema.
 """
+
+import json
 
 import os
 import sys
@@ -43,7 +56,81 @@ def data_file(directory, name, size):
         f.write(b"\0" * size)
 
 
+HIVE_TYPES = {"long": "bigint", "int": "int", "string": "string", "date": "date",
+              "double": "double", "float": "float", "boolean": "boolean", "timestamp": "timestamp"}
+
+
+def register_iceberg(address, database, table, metadata_file):
+    with open(metadata_file) as f:
+        metadata = json.load(f)
+    location = metadata["location"]
+    schema = next(s for s in metadata["schemas"] if s["schema-id"] == metadata["current-schema-id"])
+    columns = [
+        t.FieldSchema(name=field["name"], type=HIVE_TYPES.get(str(field["type"]), "string"), comment="")
+        for field in schema["fields"]
+    ]
+    host, port = address.rsplit(":", 1)
+    with hmsclient.HMSClient(host=host, port=int(port)) as client:
+        if database not in client.get_all_databases():
+            client.create_database(
+                t.Database(name=database, description="", locationUri=location.rsplit("/", 1)[0], parameters={})
+            )
+        if table in client.get_all_tables(database):
+            client.drop_table(database, table, False)
+        sd = storage(location, columns)
+        sd.inputFormat = "org.apache.hadoop.mapred.FileInputFormat"
+        sd.outputFormat = "org.apache.hadoop.mapred.FileOutputFormat"
+        sd.serdeInfo = t.SerDeInfo(
+            name="", serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={}
+        )
+        client.create_table(
+            t.Table(
+                tableName=table,
+                dbName=database,
+                owner="metacache",
+                createTime=0,
+                lastAccessTime=0,
+                retention=0,
+                sd=sd,
+                partitionKeys=[],
+                parameters={
+                    "EXTERNAL": "TRUE",
+                    "table_type": "ICEBERG",
+                    "metadata_location": "%s/metadata/%s" % (location, os.path.basename(metadata_file)),
+                },
+                tableType="EXTERNAL_TABLE",
+            )
+        )
+    print("ok")
+
+
+def moved(location, from_dir, to_url):
+    path = "/" + location.split(":", 1)[-1].lstrip("/") if location.startswith("file:") else location
+    if not path.startswith(from_dir.rstrip("/") + "/"):
+        raise SystemExit("%s is not below %s" % (location, from_dir))
+    return to_url.rstrip("/") + path[len(from_dir.rstrip("/")):]
+
+
+def relocate(address, database, table, from_dir, to_url):
+    host, port = address.rsplit(":", 1)
+    from_dir = os.path.abspath(from_dir)
+    with hmsclient.HMSClient(host=host, port=int(port)) as client:
+        tbl = client.get_table(database, table)
+        tbl.sd.location = moved(tbl.sd.location, from_dir, to_url)
+        client.alter_table(database, table, tbl)
+        partitions = client.get_partitions(database, table, -1)
+        for partition in partitions:
+            partition.sd.location = moved(partition.sd.location, from_dir, to_url)
+        if partitions:
+            client.alter_partitions(database, table, partitions)
+    print("ok")
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[2] == "relocate":
+        return relocate(*sys.argv[1:2], *sys.argv[3:7])
+    if len(sys.argv) > 2 and sys.argv[2] == "iceberg":
+        return register_iceberg(sys.argv[1], sys.argv[3], sys.argv[4], sys.argv[5])
     address, warehouse = sys.argv[1], os.path.abspath(sys.argv[2])
     partitions = int(sys.argv[3]) if len(sys.argv) > 3 else 3
     host, port = address.rsplit(":", 1)

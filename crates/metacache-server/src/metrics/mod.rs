@@ -65,6 +65,95 @@ fn limit(bytes: Option<u64>) -> f64 {
     bytes.map_or(-1.0, |b| b as f64)
 }
 
+/// The change feeds of catalogs that poll their source (`catalog_meta_cache_events`).
+fn source_event_families(
+    catalogs: &[std::sync::Arc<metacache_catalog::Catalog>],
+) -> Vec<MetricFamily> {
+    let mut events = family(
+        "metacache_source_events_total",
+        "Source events read, by outcome: applied (invalidated what they name) or ignored (nothing cached depends on them).",
+        true,
+    );
+    let mut resets = family(
+        "metacache_source_event_resets_total",
+        "Times every cache of a catalog was dropped and its cursor reset, by reason: gap or unapplied.",
+        true,
+    );
+    let mut invalidations = family(
+        "metacache_source_event_invalidations_total",
+        "Tables and partitions invalidated by source events, by scope.",
+        true,
+    );
+    let mut polls = family(
+        "metacache_source_event_polls_total",
+        "Polls of a source's change feed.",
+        true,
+    );
+    let mut failures = family(
+        "metacache_source_event_poll_failures_total",
+        "Polls of a source's change feed that failed.",
+        true,
+    );
+    let mut lag = family(
+        "metacache_source_event_lag_events",
+        "Events the source had at the last poll that are not applied yet.",
+        false,
+    );
+    let mut last_poll = family(
+        "metacache_source_event_last_poll_timestamp_seconds",
+        "When a catalog's change feed was last polled (Unix time).",
+        false,
+    );
+    for catalog in catalogs {
+        let s = catalog.events().snapshot();
+        if !s.running && s.polls == 0 {
+            continue;
+        }
+        let name = catalog.name();
+        let with = |key: &str, value: &str| vec![label("catalog", &name), label(key, value)];
+        let only = || vec![label("catalog", &name)];
+        for (outcome, n) in [("applied", s.applied), ("ignored", s.ignored)] {
+            events
+                .mut_metric()
+                .push(sample(with("outcome", outcome), n as f64, true));
+        }
+        for (reason, n) in [("gap", s.gap_resets), ("unapplied", s.unapplied_resets)] {
+            resets
+                .mut_metric()
+                .push(sample(with("reason", reason), n as f64, true));
+        }
+        for (scope, n) in [
+            ("table", s.tables_invalidated),
+            ("partition", s.partitions_invalidated),
+        ] {
+            invalidations
+                .mut_metric()
+                .push(sample(with("scope", scope), n as f64, true));
+        }
+        polls
+            .mut_metric()
+            .push(sample(only(), s.polls as f64, true));
+        failures
+            .mut_metric()
+            .push(sample(only(), s.poll_failures as f64, true));
+        lag.mut_metric().push(sample(only(), s.lag() as f64, false));
+        if let Some(millis) = s.last_poll_millis {
+            last_poll
+                .mut_metric()
+                .push(sample(only(), millis as f64 / 1000.0, false));
+        }
+    }
+    vec![
+        events,
+        resets,
+        invalidations,
+        polls,
+        failures,
+        lag,
+        last_poll,
+    ]
+}
+
 /// The exposition text of every metric now.
 pub fn render(manager: &CatalogManager) -> String {
     // Caches that exist: an idle catalog's unbuilt caches are rows of the statistics table
@@ -100,6 +189,7 @@ pub fn render(manager: &CatalogManager) -> String {
     }
     families.push(catalog_limit);
     families.push(catalog_used);
+    families.extend(source_event_families(&catalogs));
     let governor = manager.governor();
     let node = governor.node();
     let reclaim = governor.reclaim_stats();

@@ -51,8 +51,12 @@ pub trait Metastore: Send + Sync {
     async fn partition_location(&self, table: &HiveTable, name: &str) -> Result<String> {
         Ok(format!("{}/{name}", table.location))
     }
-    /// Statistics of every column of `table` that has them.
-    async fn column_stats(&self, table: &HiveTable) -> Result<HashMap<String, ColumnStatistics>>;
+    /// Statistics of the `columns` of `table` that have them (a metastore may answer more).
+    async fn column_stats(
+        &self,
+        table: &HiveTable,
+        columns: &[String],
+    ) -> Result<HashMap<String, ColumnStatistics>>;
 }
 
 #[derive(Deserialize)]
@@ -217,7 +221,11 @@ impl Metastore for FileMetastore {
         Ok(PartitionNames(level))
     }
 
-    async fn column_stats(&self, table: &HiveTable) -> Result<HashMap<String, ColumnStatistics>> {
+    async fn column_stats(
+        &self,
+        table: &HiveTable,
+        _columns: &[String],
+    ) -> Result<HashMap<String, ColumnStatistics>> {
         let path = self
             .warehouse
             .path(&format!("{}/{STATS_FILE}", table.location));

@@ -17,6 +17,12 @@
 //! - Keys carry database and table, so `REFRESH TABLE` removes every value of the table and
 //!   fences its loads in flight.
 
+#[cfg(feature = "hms")]
+mod convert;
+#[cfg(feature = "hms")]
+pub mod events;
+#[cfg(feature = "hms")]
+pub mod hms;
 mod metastore;
 pub mod names;
 #[cfg(feature = "hms")]
@@ -78,7 +84,12 @@ const PARTITION_CONCURRENCY: usize = 256;
 pub struct HiveConnector {
     catalog: Arc<Catalog>,
     warehouse: Warehouse,
-    metastore: Box<dyn Metastore>,
+    metastore: Arc<dyn Metastore>,
+    /// The engine whose caches hold partition names, partitions and column statistics: `hive`,
+    /// or `hudi` for the Hudi tables of a metastore (table objects, file listings and partition
+    /// views are always `hive`'s: the table object is what tells a table's kind, and `hudi`
+    /// has no entries for the other two).
+    engine: &'static str,
 }
 
 impl std::fmt::Debug for HiveConnector {
@@ -93,7 +104,7 @@ impl std::fmt::Debug for HiveConnector {
 impl HiveConnector {
     /// A connector over `warehouse` with its file metastore.
     pub fn new(catalog: Arc<Catalog>, warehouse: Warehouse) -> Self {
-        let metastore = Box::new(FileMetastore::new(&catalog.name(), warehouse.clone()));
+        let metastore = Arc::new(FileMetastore::new(&catalog.name(), warehouse.clone()));
         Self::with_metastore(catalog, warehouse, metastore)
     }
 
@@ -101,13 +112,35 @@ impl HiveConnector {
     pub fn with_metastore(
         catalog: Arc<Catalog>,
         warehouse: Warehouse,
-        metastore: Box<dyn Metastore>,
+        metastore: Arc<dyn Metastore>,
     ) -> Self {
         Self {
             catalog,
             warehouse,
             metastore,
+            engine: "hive",
         }
+    }
+
+    /// The same connector keeping partition names, partitions and column statistics in the
+    /// caches of `engine` (`hudi`).
+    pub fn for_engine(&self, engine: &'static str) -> Self {
+        Self {
+            catalog: Arc::clone(&self.catalog),
+            warehouse: self.warehouse.clone(),
+            metastore: Arc::clone(&self.metastore),
+            engine,
+        }
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The warehouse locations are read through.
+    pub fn warehouse(&self) -> &Warehouse {
+        &self.warehouse
     }
 
     /// The table object (`hive-table`).
@@ -130,7 +163,7 @@ impl HiveConnector {
         let hive_table = self.hive_table(database, table).await?;
         through(
             &self.catalog,
-            &PARTITION_NAMES,
+            &CacheId::new(self.engine, hive::PARTITION_NAMES),
             TableKey::new(database, table),
             || self.metastore.partition_names(&hive_table),
         )
@@ -172,7 +205,8 @@ impl HiveConnector {
             table: hive_table.name.clone(),
             name: name.to_owned(),
         };
-        through(&self.catalog, &PARTITION, key, || async {
+        let id = CacheId::new(self.engine, hive::PARTITION);
+        through(&self.catalog, &id, key, || async {
             let keys: Vec<String> = hive_table
                 .partition_keys
                 .iter()
@@ -212,8 +246,12 @@ impl HiveConnector {
             table: table.to_owned(),
             column: column.to_owned(),
         };
-        let loaded = through(&self.catalog, &COLUMN_STATS, key, || async {
-            let mut all = self.metastore.column_stats(&hive_table).await?;
+        let id = CacheId::new(self.engine, hive::COLUMN_STATS);
+        let loaded = through(&self.catalog, &id, key, || async {
+            let mut all = self
+                .metastore
+                .column_stats(&hive_table, &[column.to_owned()])
+                .await?;
             Ok(all.remove(column).unwrap_or_default())
         })
         .await?;
@@ -359,6 +397,21 @@ impl Connector for HiveConnector {
                 totals: None,
             })
             .collect())
+    }
+
+    async fn column_statistics(
+        &self,
+        database: &str,
+        table: &str,
+    ) -> Result<crate::ColumnStatisticsMap> {
+        let hive_table = self.hive_table(database, table).await?;
+        let mut all = crate::ColumnStatisticsMap::new();
+        for column in &hive_table.columns {
+            if let Some(statistics) = self.column_stats(database, table, &column.name).await? {
+                all.insert(column.name.clone(), (*statistics).clone());
+            }
+        }
+        Ok(all)
     }
 
     async fn files(

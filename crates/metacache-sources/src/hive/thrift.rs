@@ -4,7 +4,8 @@
 //! The client is `hive_metastore` (Volo Thrift, buffered transport, binary protocol), the one
 //! the Rust Iceberg HMS catalog uses; it speaks the calls Hive 2.3 through 4 share
 //! (`get_all_databases`, `get_all_tables`, `get_table`, `get_partition_names`,
-//! `get_partitions_by_names`, `get_partition_by_name`, `get_table_column_statistics`).
+//! `get_partitions_by_names`, `get_partition_by_name`, `get_table_statistics_req`; the
+//! notification log calls are in `events.rs`).
 //!
 //! Partition lookups of one table that are in flight together are answered by one
 //! `get_partitions_by_names` call (a DataLoader-style batch: the first lookup gathers the
@@ -26,17 +27,18 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use hive_metastore::{
-    ColumnStatisticsData, FieldSchema, ThriftHiveMetastoreClient, ThriftHiveMetastoreClientBuilder,
-};
+use hive_metastore::{ThriftHiveMetastoreClient, ThriftHiveMetastoreClientBuilder};
 use metacache_catalog::Reach;
 use pilota::FastStr;
 use volo_thrift::MaybeException;
 
+use super::convert::{
+    column, column_statistics, format_of, location_of, normalize, spark_statistics, strings,
+};
 use super::metastore::Metastore;
 use super::values::{ColumnStatistics, HiveTable, PartitionNames};
 use crate::warehouse::Warehouse;
-use crate::{ColumnInfo, Error, Result};
+use crate::{Error, Result};
 
 /// The property naming the metastores.
 pub const URIS: &str = "hive.metastore.uris";
@@ -102,7 +104,7 @@ impl std::fmt::Debug for ThriftMetastore {
 }
 
 /// What a call did: the metastore's answer, or a failure of this endpoint.
-enum Call<T> {
+pub(super) enum Call<T> {
     Answer(T),
     Unreachable(String),
 }
@@ -155,7 +157,7 @@ impl ThriftMetastore {
     }
 
     /// Runs `call` against the endpoints, from the current one, until one answers.
-    async fn call<T, F, Fut>(&self, what: &str, call: F) -> Result<T>
+    pub(super) async fn call<T, F, Fut>(&self, what: &str, call: F) -> Result<T>
     where
         F: Fn(ThriftHiveMetastoreClient) -> Fut,
         Fut: std::future::Future<Output = Call<T>>,
@@ -192,15 +194,19 @@ impl ThriftMetastore {
         })
     }
 
+    /// The catalog's name.
+    pub(super) fn catalog(&self) -> &str {
+        &self.catalog
+    }
+
     /// The store-relative directory of a location the metastore recorded.
     fn relative(&self, location: &str, what: &str) -> Result<String> {
         let location = normalize(location);
         self.reach
             .check_location(&self.catalog, what, &location)
             .map_err(|e| Error::Catalog(std::sync::Arc::new(e)))?;
-        let path = self
-            .warehouse
-            .resolve(&location)
+        self.warehouse
+            .relative(&location)
             .ok_or_else(|| Error::Connection {
                 catalog: self.catalog.clone(),
                 reason: format!(
@@ -208,8 +214,7 @@ impl ThriftMetastore {
                     metacache_cache::redact::redact(&location),
                     self.warehouse.display(&self.warehouse.path(""))
                 ),
-            })?;
-        Ok(path.as_ref().to_owned())
+            })
     }
 }
 
@@ -217,14 +222,6 @@ impl ThriftMetastore {
 fn resolve(address: &str) -> Option<SocketAddr> {
     use std::net::ToSocketAddrs;
     address.to_socket_addrs().ok()?.next()
-}
-
-/// Hadoop spells local locations `file:/dir`; the stores want `file:///dir`.
-fn normalize(location: &str) -> String {
-    match location.strip_prefix("file:") {
-        Some(rest) if !rest.starts_with("//") => format!("file://{rest}"),
-        _ => location.to_owned(),
-    }
 }
 
 /// The answer of one Thrift call: the metastore's value, its exception (the message), or a
@@ -236,91 +233,6 @@ fn answer<T, E: std::fmt::Debug, C: std::fmt::Display>(
         Ok(MaybeException::Ok(value)) => Call::Answer(Ok(value)),
         Ok(MaybeException::Exception(exception)) => Call::Answer(Err(format!("{exception:?}"))),
         Err(error) => Call::Unreachable(error.to_string()),
-    }
-}
-
-/// Where the metastore recorded a partition (`""` when it recorded none).
-fn location_of(partition: hive_metastore::Partition) -> String {
-    partition
-        .sd
-        .and_then(|sd| sd.location)
-        .map(|l| l.to_string())
-        .unwrap_or_default()
-}
-
-fn strings(values: Vec<FastStr>) -> Vec<String> {
-    values.into_iter().map(|v| v.to_string()).collect()
-}
-
-fn column(field: &FieldSchema) -> ColumnInfo {
-    ColumnInfo {
-        name: field.name.as_deref().unwrap_or_default().to_owned(),
-        data_type: field.r#type.as_deref().unwrap_or_default().to_owned(),
-        nullable: true,
-        comment: field.comment.as_deref().unwrap_or_default().to_owned(),
-    }
-}
-
-/// The data format of an input format class (`…MapredParquetInputFormat` → `parquet`).
-fn format_of(input_format: &str) -> String {
-    let lower = input_format.to_ascii_lowercase();
-    ["parquet", "orc", "avro", "rcfile", "sequencefile", "json"]
-        .into_iter()
-        .find(|f| lower.contains(f))
-        .unwrap_or(if lower.contains("text") {
-            "textfile"
-        } else {
-            "unknown"
-        })
-        .to_owned()
-}
-
-fn column_statistics(data: &ColumnStatisticsData) -> ColumnStatistics {
-    let count = |v: i64| u64::try_from(v).ok();
-    match data {
-        ColumnStatisticsData::LongStats(s) => ColumnStatistics {
-            ndv: count(s.num_d_vs),
-            null_count: count(s.num_nulls),
-            min: s.low_value.map(|v| v.to_string()),
-            max: s.high_value.map(|v| v.to_string()),
-            ..ColumnStatistics::default()
-        },
-        ColumnStatisticsData::DoubleStats(s) => ColumnStatistics {
-            ndv: count(s.num_d_vs),
-            null_count: count(s.num_nulls),
-            min: s.low_value.map(|v| v.to_string()),
-            max: s.high_value.map(|v| v.to_string()),
-            ..ColumnStatistics::default()
-        },
-        ColumnStatisticsData::StringStats(s) => ColumnStatistics {
-            ndv: count(s.num_d_vs),
-            null_count: count(s.num_nulls),
-            avg_size: Some(s.avg_col_len),
-            max_size: count(s.max_col_len),
-            ..ColumnStatistics::default()
-        },
-        ColumnStatisticsData::BooleanStats(s) => ColumnStatistics {
-            null_count: count(s.num_nulls),
-            ..ColumnStatistics::default()
-        },
-        ColumnStatisticsData::BinaryStats(s) => ColumnStatistics {
-            null_count: count(s.num_nulls),
-            avg_size: Some(s.avg_col_len),
-            max_size: count(s.max_col_len),
-            ..ColumnStatistics::default()
-        },
-        ColumnStatisticsData::DecimalStats(s) => ColumnStatistics {
-            ndv: count(s.num_d_vs),
-            null_count: count(s.num_nulls),
-            ..ColumnStatistics::default()
-        },
-        ColumnStatisticsData::DateStats(s) => ColumnStatistics {
-            ndv: count(s.num_d_vs),
-            null_count: count(s.num_nulls),
-            ..ColumnStatistics::default()
-        },
-        #[allow(unreachable_patterns)]
-        _ => ColumnStatistics::default(),
     }
 }
 
@@ -447,25 +359,39 @@ impl Metastore for ThriftMetastore {
         }
     }
 
-    async fn column_stats(&self, table: &HiveTable) -> Result<HashMap<String, ColumnStatistics>> {
-        let (db, tbl) = (FastStr::new(&table.database), FastStr::new(&table.name));
-        let mut all = HashMap::new();
-        for column in &table.columns {
-            let col = FastStr::new(&column.name);
-            let answered = self
-                .call("get_table_column_statistics", |c| {
-                    let (db, tbl, col) = (db.clone(), tbl.clone(), col.clone());
-                    async move { answer(c.get_table_column_statistics(db, tbl, col).await) }
-                })
-                .await?;
-            // A column without statistics is a NoSuchObjectException: nothing to keep.
-            if let Ok(statistics) = answered
-                && let Some(object) = statistics.stats_obj.first()
+    async fn column_stats(
+        &self,
+        table: &HiveTable,
+        columns: &[String],
+    ) -> Result<HashMap<String, ColumnStatistics>> {
+        let request = hive_metastore::TableStatsRequest {
+            db_name: FastStr::new(&table.database),
+            tbl_name: FastStr::new(&table.name),
+            col_names: columns.iter().map(FastStr::new).collect(),
+        };
+        let answered = self
+            .call("get_table_statistics_req", |c| {
+                let request = request.clone();
+                async move { answer(c.get_table_statistics_req(request).await) }
+            })
+            .await?;
+        // Columns without statistics are left out of the answer; a table without any is a
+        // NoSuchObjectException: nothing to keep either way.
+        let mut found: HashMap<String, ColumnStatistics> = answered
+            .map(|r| r.table_stats)
+            .unwrap_or_default()
+            .iter()
+            .map(|o| (o.col_name.to_string(), column_statistics(&o.stats_data)))
+            .collect();
+        // Spark's ANALYZE TABLE … FOR COLUMNS keeps them in table parameters instead.
+        for column in columns {
+            if !found.contains_key(column)
+                && let Some(statistics) = spark_statistics(table, column)
             {
-                all.insert(column.name.clone(), column_statistics(&object.stats_data));
+                found.insert(column.clone(), statistics);
             }
         }
-        Ok(all)
+        Ok(found)
     }
 }
 
@@ -553,33 +479,5 @@ impl ThriftMetastore {
             catalog: self.catalog.clone(),
             reason: format!("the Hive Metastore refused to list {what}: {exception}"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hadoop_local_locations_become_file_urls() {
-        assert_eq!(normalize("file:/tmp/w/t"), "file:///tmp/w/t");
-        assert_eq!(normalize("file:///tmp/w/t"), "file:///tmp/w/t");
-        assert_eq!(normalize("s3://b/w/t"), "s3://b/w/t");
-    }
-
-    #[test]
-    fn input_formats_name_the_data_format() {
-        assert_eq!(
-            format_of("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"),
-            "parquet"
-        );
-        assert_eq!(
-            format_of("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"),
-            "orc"
-        );
-        assert_eq!(
-            format_of("org.apache.hadoop.mapred.TextInputFormat"),
-            "textfile"
-        );
     }
 }

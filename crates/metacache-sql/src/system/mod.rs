@@ -1,6 +1,6 @@
 //! The system tables of `information_schema`, built from the node's live state each time a
 //! query plans: `catalog_meta_cache_statistics` (§7, 28 columns), `catalog_meta_cache_nodes`,
-//! `catalogs`, and the MySQL tables tools browse ([`mysql`]: `tables`, `columns`, `schemata`,
+//! `catalog_meta_cache_events` (change feeds from sources), `catalogs`, and the MySQL tables tools browse ([`mysql`]: `tables`, `columns`, `schemata`,
 //! and empty `statistics`, `key_column_usage`, `table_constraints`, `referential_constraints`,
 //! `views`, `routines`), plus `DUAL`.
 //!
@@ -83,6 +83,29 @@ const NODES: &[(&str, ColumnType)] = &[
     ("RESERVED_TO_ALLOCATED", D),
 ];
 
+const EVENTS: &[(&str, ColumnType)] = &[
+    ("FE_HOST", S),
+    ("CATALOG_NAME", S),
+    ("SOURCE", S),
+    ("POLL_INTERVAL_MS", I),
+    ("STATE", S),
+    ("LAST_EVENT_ID", I),
+    ("SOURCE_EVENT_ID", I),
+    ("LAG_EVENTS", I),
+    ("EVENTS_RECEIVED", I),
+    ("EVENTS_APPLIED", I),
+    ("EVENTS_IGNORED", I),
+    ("TABLES_INVALIDATED", I),
+    ("PARTITIONS_INVALIDATED", I),
+    ("GAP_RESETS", I),
+    ("UNAPPLIED_RESETS", I),
+    ("POLL_COUNT", I),
+    ("POLL_FAILURE_COUNT", I),
+    ("LAST_POLL_TIME", S),
+    ("LAST_EVENT_TIME", S),
+    ("LAST_ERROR", S),
+];
+
 const CATALOGS: &[(&str, ColumnType)] = &[
     ("FE_HOST", S),
     ("CATALOG_NAME", S),
@@ -119,6 +142,12 @@ pub const SYSTEM_TABLES: &[SystemTable] = &[
         columns: NODES,
         comment: "one row per node: node limit, reserved bytes, memory budget, process RSS, reclamation, allocator",
         rows: node_rows,
+    },
+    SystemTable {
+        name: "catalog_meta_cache_events",
+        columns: EVENTS,
+        comment: "one row per catalog with a change feed (hms_events_polling_interval_ms): cursor, events applied and ignored, invalidations, resets, polls",
+        rows: event_rows,
     },
     SystemTable {
         name: "catalogs",
@@ -388,6 +417,48 @@ fn node_rows(context: &SystemContext) -> Vec<Vec<Value>> {
         None => [Value::Null, Value::Null, Value::Null, Value::Null],
     });
     vec![row]
+}
+
+fn event_rows(context: &SystemContext) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for catalog in context.manager.catalogs() {
+        let interval = metacache_catalog::events::polling_interval(&catalog.def().properties);
+        let s = catalog.events().snapshot();
+        if interval.is_none() && !s.running && s.polls == 0 {
+            continue;
+        }
+        let state = match (interval, s.running) {
+            (None, _) => "off",
+            (Some(_), false) => "idle",
+            (Some(_), true) if s.failing => "failing",
+            (Some(_), true) => "polling",
+        };
+        rows.push(vec![
+            context.fe_host.as_ref().into(),
+            catalog.name().to_string().into(),
+            "hms".into(),
+            interval.map_or(Value::Int(0), |d| {
+                Value::Int(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            }),
+            state.into(),
+            int(s.cursor),
+            int(s.source_position),
+            int(s.lag()),
+            int(s.received),
+            int(s.applied),
+            int(s.ignored),
+            int(s.tables_invalidated),
+            int(s.partitions_invalidated),
+            int(s.gap_resets),
+            int(s.unapplied_resets),
+            int(s.polls),
+            int(s.poll_failures),
+            format_millis(s.last_poll_millis),
+            format_millis(s.last_event_millis),
+            s.last_error.clone().unwrap_or_default().into(),
+        ]);
+    }
+    rows
 }
 
 fn catalog_rows(context: &SystemContext) -> Vec<Vec<Value>> {

@@ -2,6 +2,8 @@
 //! client and HTTP.
 #![allow(dead_code)]
 
+pub mod hms;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -370,4 +372,40 @@ pub fn promtool_check(text: &str) -> Result<(), String> {
     } else {
         Err(complaints)
     }
+}
+
+/// Uploads every file below `dir` to `<endpoint>/<bucket>/<prefix>/…`, unsigned.
+pub fn upload(endpoint: &str, bucket: &str, prefix: &str, dir: &Path) -> usize {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into();
+    let mut stack = vec![dir.to_path_buf()];
+    let mut uploaded = 0;
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).expect("read fixture dir") {
+            let path = entry.expect("fixture entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let relative = path.strip_prefix(dir).expect("below the fixture");
+            // Partition directories hold `=` and `:`; S3 keys take them percent-encoded in URLs.
+            let key: Vec<String> = relative
+                .iter()
+                .map(|part| {
+                    part.to_str()
+                        .expect("utf-8 name")
+                        .replace('%', "%25")
+                        .replace(':', "%3A")
+                        .replace(' ', "%20")
+                })
+                .collect();
+            let url = format!("{endpoint}/{bucket}/{prefix}/{}", key.join("/"));
+            let bytes = std::fs::read(&path).expect("fixture file");
+            agent.put(&url).send(&bytes[..]).expect("unsigned upload");
+            uploaded += 1;
+        }
+    }
+    uploaded
 }
