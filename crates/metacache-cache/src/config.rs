@@ -60,6 +60,12 @@ impl CacheConfig {
         self
     }
 
+    /// Sets `auto-refresh` (refresh-ahead, §8.3).
+    pub fn with_auto_refresh(mut self, auto_refresh: bool) -> Self {
+        self.auto_refresh = auto_refresh;
+        self
+    }
+
     /// Sets the estimator's visit budget.
     pub fn with_visit_budget(mut self, visit_budget: u64) -> Self {
         self.visit_budget = visit_budget;

@@ -25,6 +25,8 @@ type Channel<V> = watch::Receiver<Option<Outcome<V>>>;
 pub(crate) struct Flight<V> {
     sender: watch::Sender<Option<Outcome<V>>>,
     fenced: AtomicBool,
+    /// A background refresh (refresh-ahead), not a caller's load.
+    refresh: bool,
 }
 
 type Sender<V> = Arc<Flight<V>>;
@@ -39,7 +41,8 @@ pub(crate) struct Flights<K, V> {
 /// Whether the caller loads or waits.
 pub(crate) enum Role<'a, K: Hash + Eq + Clone, V> {
     Leader(Leader<'a, K, V>),
-    Follower(Channel<V>),
+    /// Waits on a load in flight; `true` when that load is a background refresh.
+    Follower(Channel<V>, bool),
 }
 
 /// The one caller that loads; publishing its outcome (or being dropped) ends the flight.
@@ -65,18 +68,33 @@ impl<K: Hash + Eq + Clone, V> Flights<K, V> {
     pub(crate) fn join(&self, key: &K) -> Role<'_, K, V> {
         let mut shard = self.shard(key).lock();
         if let Some(flight) = shard.get(key) {
-            return Role::Follower(flight.sender.subscribe());
+            return Role::Follower(flight.sender.subscribe(), flight.refresh);
         }
+        Role::Leader(self.start(&mut shard, key, false))
+    }
+
+    /// Starts a background refresh's flight of `key`; `None` when a load of it is in flight
+    /// already (its value will be fresh).
+    pub(crate) fn lead_refresh(&self, key: &K) -> Option<Leader<'_, K, V>> {
+        let mut shard = self.shard(key).lock();
+        if shard.contains_key(key) {
+            return None;
+        }
+        Some(self.start(&mut shard, key, true))
+    }
+
+    fn start(&self, shard: &mut HashMap<K, Sender<V>>, key: &K, refresh: bool) -> Leader<'_, K, V> {
         let sender = Arc::new(Flight {
             sender: watch::channel(None).0,
             fenced: AtomicBool::new(false),
+            refresh,
         });
         shard.insert(key.clone(), Arc::clone(&sender));
-        Role::Leader(Leader {
+        Leader {
             flights: self,
             key: Some(key.clone()),
             sender,
-        })
+        }
     }
 
     /// Callers waiting on the load of `key` now, leader excluded.

@@ -68,6 +68,10 @@ struct Shared {
     running: Mutex<()>,
     requests: AtomicU64,
     freed: AtomicU64,
+    /// The node-wide bound on background refreshes (`external_meta_cache_refresh_max_concurrency`).
+    refresh_limiter: Arc<crate::RefreshLimiter>,
+    /// How long a look-aside lease lasts, in nanoseconds (`external_meta_cache_lease_timeout_ms`).
+    lease_timeout: Arc<AtomicU64>,
 }
 
 /// Owns the node's [`Ledger`] and its reclamation worker thread. Dropping it stops the worker;
@@ -95,6 +99,10 @@ impl MemoryGovernor {
             running: Mutex::new(()),
             requests: AtomicU64::new(0),
             freed: AtomicU64::new(0),
+            refresh_limiter: Arc::default(),
+            lease_timeout: Arc::new(AtomicU64::new(
+                u64::try_from(crate::DEFAULT_LEASE_TIMEOUT.as_nanos()).unwrap_or(u64::MAX),
+            )),
         });
         let worker_shared = Arc::clone(&shared);
         let sweep = options.sweep_interval;
@@ -119,6 +127,24 @@ impl MemoryGovernor {
     /// The time source shared by this node's caches.
     pub fn clock(&self) -> &Clock {
         &self.shared.clock
+    }
+
+    /// How long a look-aside lease lasts before another caller may take the key's lease.
+    pub fn set_lease_timeout(&self, timeout: Duration) {
+        let nanos = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        self.shared
+            .lease_timeout
+            .store(nanos, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The lease timeout in nanoseconds, shared with every cache of the node.
+    pub(crate) fn lease_timeout(&self) -> &Arc<AtomicU64> {
+        &self.shared.lease_timeout
+    }
+
+    /// The node-wide bound on background refreshes every cache of the node shares.
+    pub fn refresh_limiter(&self) -> &Arc<crate::RefreshLimiter> {
+        &self.shared.refresh_limiter
     }
 
     /// Changes the node limit at runtime; lowering it below use triggers reclamation. Every

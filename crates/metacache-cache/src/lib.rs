@@ -8,6 +8,7 @@
 //! - [`MemoryGovernor`]: the node's [`Ledger`](metacache_ledger::Ledger), the registry of live
 //!   caches and the single reclamation worker.
 //! - [`Clock`]: system or manual time, so tests move time instead of sleeping.
+//! - [`refresh`]: refresh-ahead (§8.3): stored refreshers, the node-wide bound, counters.
 //!
 //! # The path of a miss
 //! `get_or_load` misses → joins or leads the key's flight → the leader loads → estimate + 512 B →
@@ -33,6 +34,7 @@ mod governor;
 mod histogram;
 mod managed;
 pub mod redact;
+pub mod refresh;
 mod scale;
 mod sketch;
 mod slot;
@@ -45,6 +47,7 @@ pub use contain::LoaderPanicked;
 pub use error::{Error, Result, SourceError};
 pub use governor::{GovernorOptions, MemoryGovernor, ReclaimStats, Reclaimable};
 pub use histogram::{LOAD_BUCKET_BOUNDS_SECONDS, LoadTimes};
-pub use managed::ManagedCache;
+pub use managed::{DEFAULT_LEASE_TIMEOUT, LeaseLookup, LeaseToken, LeaseWaiter, ManagedCache};
+pub use refresh::{RefreshLimiter, RefreshStats, Refreshed, Refresher, refresher};
 pub use slot::Cached;
 pub use stats::{CacheStats, EvictionCause};

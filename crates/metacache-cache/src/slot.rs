@@ -22,6 +22,8 @@ pub(crate) struct Slot<V> {
     /// Whether the value was put back after a newcomer lost a frequency contest to it: it is
     /// contested again when it is next displaced, from whichever ring (`frequency.rs`).
     defended: AtomicBool,
+    /// Whether a background refresh of this value was started (refresh-ahead: one per value).
+    refreshing: AtomicBool,
 }
 
 /// A value handed out by a managed cache. Cloning is one reference-count increment; the value
@@ -36,6 +38,7 @@ impl<V> Cached<V> {
             deadline: AtomicU64::new(deadline),
             weight: AtomicU64::new(1),
             defended: AtomicBool::new(false),
+            refreshing: AtomicBool::new(false),
         }))
     }
 
@@ -85,6 +88,16 @@ impl<V> Cached<V> {
 
     pub(crate) fn set_defended(&self) {
         self.0.defended.store(true, Relaxed);
+    }
+
+    /// Claims this value's one background refresh; `false` if one was claimed already.
+    pub(crate) fn try_start_refresh(&self) -> bool {
+        !self.0.refreshing.swap(true, SeqCst)
+    }
+
+    /// Allows another refresh of this value (its deadline was renewed, or none could start).
+    pub(crate) fn end_refresh(&self) {
+        self.0.refreshing.store(false, SeqCst);
     }
 
     /// Whether both handles are the same cached value.

@@ -91,6 +91,9 @@ pub struct CacheStats {
     pub last_weight_reject_reason: Option<String>,
     /// TOTAL_LOAD_TIME_MS in nanoseconds: the exact sum behind the histogram's `_sum`.
     pub total_load_time_nanos: u64,
+    /// What refresh-ahead did (`catalog_meta_cache_refresh`; not a column of the statistics
+    /// table).
+    pub refresh: crate::RefreshStats,
 }
 
 impl CacheStats {
@@ -124,6 +127,7 @@ impl CacheStats {
             load_times: LoadTimes::default(),
             last_weight_reject_reason: None,
             total_load_time_nanos: 0,
+            refresh: crate::RefreshStats::default(),
         }
     }
 

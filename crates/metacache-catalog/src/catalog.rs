@@ -10,10 +10,11 @@
 //! - After DROP every access fails with [`Error::CatalogDropped`] and the catalog budget holds
 //!   nothing.
 
-use std::collections::BTreeSet;
+use std::any::Any;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use metacache_cache::{CacheStats, ManagedCache, MemoryGovernor};
+use metacache_cache::{CacheStats, ManagedCache, MemoryGovernor, Refresher};
 use metacache_engines::{EngineDef, EngineRegistry, ResolvedCache, resolve};
 use metacache_estimate::EstimateSize;
 use metacache_ledger::{Budget, Level};
@@ -145,6 +146,9 @@ struct State {
     planned: Vec<Planned>,
     built: Vec<Built>,
     groups: Vec<Group>,
+    /// How the values of a cache are refreshed without a caller (`Refresher<K, V>`), by
+    /// (engine, ENTRY_NAME): set on the cache when it is built, and kept for its rebuilds.
+    refreshers: HashMap<(String, String), Arc<dyn Any + Send + Sync>>,
 }
 
 fn plan(engines: &[Arc<EngineDef>], properties: &Properties) -> Vec<Planned> {
@@ -197,6 +201,7 @@ impl Catalog {
                 planned,
                 built: Vec::new(),
                 groups: Vec::new(),
+                refreshers: HashMap::new(),
             }),
         }
     }
@@ -254,6 +259,24 @@ impl Catalog {
         V: EstimateSize + Send + Sync + 'static,
     {
         self.cache_by_name(id.engine, id.entry_name)
+    }
+
+    /// Registers how the values of cache `id` are reloaded without a caller (refresh-ahead,
+    /// §8.3): set on the cache now if it is built, and on every later build of it (after an
+    /// ALTER). A source registers once, when its connector is built.
+    pub fn set_refresher<K, V>(&self, id: &CacheId<K, V>, refresher: Refresher<K, V>)
+    where
+        K: MetaKey,
+        V: EstimateSize + Send + Sync + 'static,
+    {
+        let mut state = self.state.write();
+        if let Ok(Some(Some(cache))) = self.lookup::<K, V>(&state, id.engine, id.entry_name) {
+            cache.set_refresher(Arc::clone(&refresher));
+        }
+        state.refreshers.insert(
+            (id.engine.to_owned(), id.entry_name.to_owned()),
+            Arc::new(refresher),
+        );
     }
 
     /// The cache `id` if it has been built, without building it: for invalidations, which have
@@ -317,6 +340,13 @@ impl Catalog {
         };
         let parent = self.parent_budget(&mut state, &engine_def, &resolved, limit);
         let cache = ManagedCache::<K, V>::new(resolved.config, &self.governor, &parent);
+        let refresher = state
+            .refreshers
+            .get(&(engine.to_owned(), entry_name.to_owned()))
+            .and_then(|r| r.downcast_ref::<Refresher<K, V>>());
+        if let Some(refresher) = refresher {
+            cache.set_refresher(Arc::clone(refresher));
+        }
         state.built.push(Built {
             engine: engine.to_owned(),
             entry_name: entry_name.to_owned(),

@@ -183,7 +183,7 @@ fn malformed(registry: &EngineRegistry, key: &str, rest: &str) -> Error {
     }
     Error::UnknownProperty {
         key: key.to_owned(),
-        hint: "; cache keys are meta.cache.max-weight and meta.cache.<engine>.<entry>.{enable,ttl-second,capacity,max-weight}".to_owned(),
+        hint: "; cache keys are meta.cache.max-weight and meta.cache.<engine>.<entry>.{enable,ttl-second,capacity,max-weight,auto-refresh}".to_owned(),
     }
 }
 
@@ -245,7 +245,7 @@ fn check_entry_key(
                 )));
             }
             match setting {
-                Setting::Enable => {
+                Setting::Enable | Setting::AutoRefresh => {
                     parse_enable(key, value)?;
                 }
                 _ => {
@@ -255,7 +255,8 @@ fn check_entry_key(
         }
         None => {
             return Err(unknown(
-                "; settings are enable, ttl-second, capacity and max-weight".to_owned(),
+                "; settings are enable, ttl-second, capacity, max-weight and auto-refresh"
+                    .to_owned(),
             ));
         }
     }

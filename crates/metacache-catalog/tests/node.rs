@@ -179,6 +179,8 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "tls_key_file",
             "mysql_require_secure_transport",
             "metrics_cache_labels",
+            "external_meta_cache_refresh_max_concurrency",
+            "external_meta_cache_lease_timeout_ms",
             "sample_catalog",
             "node_memory_budget_bytes",
             "external_meta_cache_max_weight_bytes"
@@ -201,7 +203,9 @@ fn show_config_lists_every_key_and_filters_like_sql() {
         [
             "external_meta_cache_max_weight",
             "query_timeout_seconds",
-            "metrics_cache_labels"
+            "metrics_cache_labels",
+            "external_meta_cache_refresh_max_concurrency",
+            "external_meta_cache_lease_timeout_ms"
         ]
     );
 }

@@ -39,10 +39,17 @@ fn entry(token: &str, enable: bool, ttl: TtlDefault, capacity: u64, description:
             ttl,
             capacity,
             max_capacity: None,
+            auto_refresh: false,
         },
         expiry: Expiry::AfterWrite,
         description: description.to_owned(),
     }
+}
+
+/// `entry` with `auto-refresh` on by default (sources with a cheap change check, §8.3).
+fn refreshed_ahead(mut entry: EntryDef) -> EntryDef {
+    entry.defaults.auto_refresh = true;
+    entry
 }
 
 /// One day, the TTL of most entries.

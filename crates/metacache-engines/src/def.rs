@@ -46,15 +46,19 @@ pub enum Setting {
     /// `max-weight`: a positive size.
     #[serde(rename = "max-weight")]
     MaxWeight,
+    /// `auto-refresh`: `true` or `false` (refresh-ahead, §8.3).
+    #[serde(rename = "auto-refresh")]
+    AutoRefresh,
 }
 
 impl Setting {
     /// Every setting, in key order of the docs.
-    pub const ALL: [Setting; 4] = [
+    pub const ALL: [Setting; 5] = [
         Setting::Enable,
         Setting::TtlSecond,
         Setting::Capacity,
         Setting::MaxWeight,
+        Setting::AutoRefresh,
     ];
 
     /// The key suffix.
@@ -64,6 +68,7 @@ impl Setting {
             Setting::TtlSecond => "ttl-second",
             Setting::Capacity => "capacity",
             Setting::MaxWeight => "max-weight",
+            Setting::AutoRefresh => "auto-refresh",
         }
     }
 
@@ -86,6 +91,10 @@ pub struct EntryDefaults {
     /// catalog client generation, §8.1); larger values are clamped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_capacity: Option<u64>,
+    /// `auto-refresh`: whether values are refreshed before they expire (§8.3). On only for
+    /// entries whose source has a cheap change check; absent in a remote definition: off.
+    #[serde(default)]
+    pub auto_refresh: bool,
 }
 
 /// A configurable `<entry>` token of an engine.

@@ -69,9 +69,15 @@ impl Resolver<'_> {
         match &def.source {
             CacheSource::Entry(token) => {
                 let entry = self.engine.entry(token);
-                let (enable, capacity, expiry) = entry.map_or((true, 0, Expiry::AfterWrite), |e| {
-                    (e.defaults.enable, e.defaults.capacity, e.expiry)
-                });
+                let (enable, capacity, expiry, auto_refresh) =
+                    entry.map_or((true, 0, Expiry::AfterWrite, false), |e| {
+                        (
+                            e.defaults.enable,
+                            e.defaults.capacity,
+                            e.expiry,
+                            e.defaults.auto_refresh,
+                        )
+                    });
                 let ceiling = entry
                     .and_then(|e| e.defaults.max_capacity)
                     .unwrap_or(u64::MAX);
@@ -79,6 +85,10 @@ impl Resolver<'_> {
                     .values(token, Setting::Enable)
                     .find_map(|(key, v)| parse_enable(&key, v).ok())
                     .unwrap_or(enable);
+                let auto_refresh = self
+                    .values(token, Setting::AutoRefresh)
+                    .find_map(|(key, v)| parse_enable(&key, v).ok())
+                    .unwrap_or(auto_refresh);
                 let capacity = self
                     .count(token, Setting::Capacity)
                     .unwrap_or(capacity)
@@ -86,6 +96,7 @@ impl Resolver<'_> {
                 CacheConfig::new(def.entry_name.as_str(), self.ttl(token, 0), capacity)
                     .with_enabled(enable)
                     .with_expiry(expiry)
+                    .with_auto_refresh(auto_refresh)
             }
             CacheSource::Tokenless {
                 ttl_from,

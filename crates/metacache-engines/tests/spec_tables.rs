@@ -652,3 +652,48 @@ fn which_settings_each_token_accepts() {
         .collect();
     assert_eq!(configured, ["hive", "hudi"]);
 }
+
+#[test]
+fn auto_refresh_is_on_only_where_the_definition_turns_it_on() {
+    let registry = EngineRegistry::builtin();
+    let defaults = resolved(&registry, "hms", &props(&[]));
+    let on: Vec<&(String, String)> = defaults
+        .iter()
+        .filter(|(_, c)| c.config.auto_refresh)
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(
+        on,
+        [&("iceberg".to_owned(), "iceberg-table".to_owned())],
+        "only the Iceberg table, whose change check is one catalog lookup"
+    );
+    let set = resolved(
+        &registry,
+        "hms",
+        &props(&[
+            ("meta.cache.iceberg.table.auto-refresh", "false"),
+            ("meta.cache.hive.file.auto-refresh", "TRUE"),
+        ]),
+    );
+    assert!(
+        !set[&("iceberg".to_owned(), "iceberg-table".to_owned())]
+            .config
+            .auto_refresh
+    );
+    assert!(
+        set[&("hive".to_owned(), "hive-file".to_owned())]
+            .config
+            .auto_refresh
+    );
+    // hudi is configured by meta.cache.hive.*: its caches follow the hive keys.
+    let hudi = resolved(
+        &registry,
+        "hms",
+        &props(&[("meta.cache.hive.table.auto-refresh", "true")]),
+    );
+    assert!(
+        hudi[&("hudi".to_owned(), "hive-table".to_owned())]
+            .config
+            .auto_refresh
+    );
+}

@@ -12,16 +12,31 @@
 //! `GET` answers the bytes or 404; `PUT` answers whether the value was retained and, if not,
 //! why (`budget_exceeded`, `entry_too_large`, …); `DELETE` removes the key and fences loads of
 //! the cache in flight.
+//!
+//! # Leases (SPEC §8.3)
+//! - A `GET` that misses hands `Metacache-Lease: <token>` to one caller per key; the caller
+//!   loads and `PUT`s with the same header. Other callers get 404 without a token, or, with
+//!   `?wait=<ms>`, wait up to that long (at most the lease timeout) for the value the holder
+//!   puts: single flight across processes.
+//! - A `GET` that hits a value due for refresh (an `auto-refresh` entry) returns it with a
+//!   refresh lease to one caller per value.
+//! - A `PUT` with a lease that an invalidation (`DELETE`, `REFRESH`, `ALTER`), a newer lease or
+//!   its expiry (`external_meta_cache_lease_timeout_ms`) made stale stores nothing:
+//!   `{"retained": false, "reason": "invalidated"}`. A `PUT` without a lease stores as before.
+//! - Waiting callers are bounded node-wide ([`MAX_WAITERS`]); over it, a caller gets its 404
+//!   at once.
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, Request, State};
-use axum::http::{StatusCode, header};
+use std::time::Duration;
+
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use metacache_cache::{Admission, ManagedCache};
+use metacache_cache::{Admission, LeaseLookup, LeaseToken, ManagedCache};
 use metacache_catalog::CatalogManager;
 use metacache_estimate::{EstimateSize, Sizer};
 use serde_json::json;
@@ -54,6 +69,39 @@ impl EstimateSize for Blob {
 
 /// Longest key accepted.
 pub const MAX_KEY_LEN: usize = 4096;
+/// The lease header of `GET` answers and `PUT` requests.
+pub const LEASE_HEADER: &str = "metacache-lease";
+/// Callers of the node that may wait (`?wait=`) for a lease holder's value at once.
+pub const MAX_WAITERS: usize = 1024;
+
+static WAITERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One of the [`MAX_WAITERS`] slots; given back when dropped.
+struct WaitSlot;
+
+impl WaitSlot {
+    fn take() -> Option<Self> {
+        use std::sync::atomic::Ordering::SeqCst;
+        WAITERS
+            .fetch_update(SeqCst, SeqCst, |n| (n < MAX_WAITERS).then_some(n + 1))
+            .ok()
+            .map(|_| WaitSlot)
+    }
+}
+
+impl Drop for WaitSlot {
+    fn drop(&mut self) {
+        WAITERS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// `?wait=<ms>` of a `GET`.
+#[derive(Debug, serde::Deserialize)]
+pub struct GetQuery {
+    /// Milliseconds to wait for the lease holder's value.
+    #[serde(default)]
+    wait: Option<u64>,
+}
 
 type Target = (String, String, String, String);
 
@@ -88,22 +136,53 @@ fn cache(
         })
 }
 
-/// `GET …/{key}`.
+/// `GET …/{key}[?wait=<ms>]`.
 pub async fn get(
     State(manager): State<Arc<CatalogManager>>,
     Path(target): Path<Target>,
+    Query(query): Query<GetQuery>,
 ) -> Result<Response, ApiError> {
     let cache = cache(&manager, &target)?;
-    match cache.get(&target.3) {
-        Some(value) => Ok((
+    let found = |value: &Blob, lease: Option<LeaseToken>| {
+        let mut response = (
             [(header::CONTENT_TYPE, "application/octet-stream")],
             value.0.clone(),
         )
-            .into_response()),
-        None => Err(ApiError::new(
+            .into_response();
+        if let Some(token) = lease {
+            response
+                .headers_mut()
+                .insert(LEASE_HEADER, HeaderValue::from(token));
+        }
+        response
+    };
+    let missing = |lease: Option<LeaseToken>| {
+        let mut response: Response = ApiError::new(
             StatusCode::NOT_FOUND,
             format!("No value for key '{}'", target.3),
-        )),
+        )
+        .into_response();
+        if let Some(token) = lease {
+            response
+                .headers_mut()
+                .insert(LEASE_HEADER, HeaderValue::from(token));
+        }
+        response
+    };
+    match cache.lease_get(&target.3) {
+        LeaseLookup::Hit(value, refresh) => Ok(found(&value, refresh)),
+        LeaseLookup::Leased(token) => Ok(missing(Some(token))),
+        LeaseLookup::Held(Some(waiter)) if query.wait.is_some_and(|w| w > 0) => {
+            let Some(_slot) = WaitSlot::take() else {
+                return Ok(missing(None));
+            };
+            let limit = Duration::from_millis(query.wait.unwrap_or(0)).min(manager.lease_timeout());
+            match cache.lease_wait(waiter, limit).await {
+                Some(value) => Ok(found(&value, None)),
+                None => Ok(missing(None)),
+            }
+        }
+        LeaseLookup::Held(_) => Ok(missing(None)),
     }
 }
 
@@ -161,9 +240,27 @@ pub async fn put(
     request: Request,
 ) -> Result<Response, ApiError> {
     let cache = cache(&manager, &target)?;
+    let lease = match request.headers().get(LEASE_HEADER) {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|t| t.trim().parse::<LeaseToken>().ok())
+                .ok_or_else(|| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "Metacache-Lease must be the token a GET answered",
+                    )
+                })?,
+        ),
+    };
     let value = read_exact(request).await?;
     let (catalog, engine, entry, key) = target;
-    let body = match cache.insert(key, value) {
+    let admission = match lease {
+        Some(token) => cache.lease_put(key, value, token),
+        None => cache.insert(key, value),
+    };
+    let body = match admission {
         Admission::Retained { charge } => json!({"retained": true, "charge": charge}),
         Admission::Rejected(reason) => json!({"retained": false, "reason": reason.to_string()}),
         Admission::Disabled => json!({"retained": false, "reason": "disabled"}),

@@ -147,3 +147,58 @@ fn concurrent_planners_share_one_query_refresh_shows_a_new_column_and_a_small_qu
     );
     psql(&format!("DROP SCHEMA {schema} CASCADE"));
 }
+
+/// One column of catalog `pg`'s `adbc-table-schema` row of `catalog_meta_cache_refresh`.
+fn refreshes(server: &Server, column: &str) -> u64 {
+    let out = server.query(&format!(
+        "SELECT {column} FROM information_schema.catalog_meta_cache_refresh \
+         WHERE catalog_name = 'pg' AND entry_name = 'adbc-table-schema'"
+    ));
+    out.lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no refresh row: {out}"))
+}
+
+#[test]
+fn with_auto_refresh_a_new_column_arrives_in_the_background() {
+    if !postgres_ready() {
+        return;
+    }
+    let schema = format!("mc_refresh_{}", std::process::id());
+    psql(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}; \
+         CREATE TABLE {schema}.orders (id bigint PRIMARY KEY);"
+    ));
+    let (_dir, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    // TTL 4 s: due 0.4 s before it.
+    server.query(
+        "CREATE CATALOG pg PROPERTIES ('type' = 'jdbc', \
+         'jdbc_url' = 'jdbc:postgresql://127.0.0.1:5432/postgres', 'user' = 'postgres', \
+         'meta.cache.adbc.metadata.ttl-second' = '4', 'meta.cache.adbc.metadata.auto-refresh' = 'true')",
+    );
+    let desc = || server.query(&format!("DESC pg.{schema}.orders"));
+    let loaded = std::time::Instant::now();
+    assert!(!desc().contains("placed"));
+    psql(&format!(
+        "ALTER TABLE {schema}.orders ADD COLUMN placed timestamptz"
+    ));
+    std::thread::sleep(std::time::Duration::from_millis(3_700).saturating_sub(loaded.elapsed()));
+    assert!(
+        !desc().contains("placed"),
+        "the cached schema serves while due"
+    );
+    let started = std::time::Instant::now();
+    while refreshes(&server, "REFRESH_SUCCESS_COUNT") < 1 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the refresh did not store"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(desc().contains("\nplaced\ttimestamp with time zone\tYes\t"));
+    let s = adbc_stats(&server, "adbc-table-schema");
+    assert_eq!(s[2], "1", "only the first read missed: {s:?}");
+    psql(&format!("DROP SCHEMA {schema} CASCADE"));
+}

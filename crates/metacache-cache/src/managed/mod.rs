@@ -14,7 +14,10 @@
 //! - The hit path takes no lock of ours: one map read, one deadline check (a coarse clock read
 //!   only for values that expire), one striped counter bump.
 
+mod lease;
+pub use lease::{DEFAULT_LEASE_TIMEOUT, LeaseLookup, LeaseToken, LeaseWaiter};
 mod reclaim;
+mod refresh;
 mod store;
 
 use std::future::Future;
@@ -125,6 +128,15 @@ struct Inner<K: Hash + Eq + Clone, V> {
     flights: Flights<K, V>,
     /// Access history for admission under pressure.
     frequency: FrequencyAdmission,
+    /// Refresh-ahead: how long before its hard TTL a value is due (0: refresh-ahead is off),
+    /// the stored refresher, the node's bound and this cache's counters.
+    margin_nanos: u64,
+    refresher: RwLock<Option<crate::Refresher<K, V>>>,
+    limiter: Arc<crate::RefreshLimiter>,
+    refresh: crate::refresh::RefreshCounters,
+    /// Look-aside leases, and how long one lasts (the node's `external_meta_cache_lease_timeout_ms`).
+    leases: lease::Leases<K, V>,
+    lease_timeout: Arc<AtomicU64>,
 }
 
 /// A memory-governed cache of `V` by `K`. Cheap to clone (one `Arc`); clones share everything.
@@ -161,7 +173,19 @@ where
             config.capacity,
             EvictionHook(Arc::clone(&accounting)),
         );
+        let margin_nanos = match config.ttl {
+            Some(ttl) if config.auto_refresh && config.expiry == Expiry::AfterWrite => {
+                u64::try_from(crate::refresh::margin(ttl).as_nanos()).unwrap_or(0)
+            }
+            _ => 0,
+        };
         let inner = Arc::new(Inner {
+            margin_nanos,
+            refresher: RwLock::new(None),
+            limiter: Arc::clone(governor.refresh_limiter()),
+            refresh: crate::refresh::RefreshCounters::default(),
+            leases: lease::Leases::new(),
+            lease_timeout: Arc::clone(governor.lease_timeout()),
             enabled: config.effectively_enabled(),
             ttl_nanos: config
                 .ttl
@@ -232,6 +256,9 @@ where
         let generation = inner.generation.load(SeqCst);
         if let Some(hit) = inner.lookup(&key) {
             counters.hits.increment();
+            if inner.margin_nanos != 0 {
+                self.after_hit(&key, &hit);
+            }
             return Ok(hit);
         }
         CacheCounters::add(&counters.misses, 1);
@@ -241,8 +268,11 @@ where
         let leader = loop {
             match inner.flights.join(&key) {
                 Role::Leader(leader) => break leader,
-                Role::Follower(channel) => {
+                Role::Follower(channel, refresh) => {
                     if let Some(outcome) = flight::wait(channel).await {
+                        if refresh && outcome.is_ok() {
+                            crate::refresh::RefreshCounters::bump(&inner.refresh.saved);
+                        }
                         return outcome;
                     }
                     // The leader was cancelled: start over, perhaps as the next leader.
@@ -276,6 +306,7 @@ where
         {
             let _fence = self.inner.fence.write();
             self.inner.flights.fence(key);
+            self.inner.leases.fence(key);
         }
         match self.inner.map.remove(key) {
             Some((_, value)) => {
@@ -300,6 +331,7 @@ where
         {
             let _fence = self.inner.fence.write();
             self.inner.flights.fence_if(&predicate);
+            self.inner.leases.fence_if(&predicate);
         }
         self.inner.remove_where(|key, _| predicate(key))
     }
@@ -425,10 +457,10 @@ where
         }
     }
 
-    async fn timed_load<F, Fut, E>(&self, load: F) -> Result<V>
+    async fn timed_load<T, F, Fut, E>(&self, load: F) -> Result<T>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = std::result::Result<V, E>>,
+        Fut: Future<Output = std::result::Result<T, E>>,
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let counters = &self.accounting.counters;
@@ -474,6 +506,7 @@ where
         let _fence = self.fence.write();
         self.generation.fetch_add(1, SeqCst);
         self.flights.fence_if(|_| true);
+        self.leases.fence_if(|_| true);
     }
 
     /// Removes and releases every value for which `predicate` holds, counting invalidations.
@@ -535,6 +568,7 @@ where
             weight_rejects_by_reason: rejects,
             load_times: c.load_times.snapshot(),
             last_weight_reject_reason: c.last_reject_reason.lock().clone(),
+            refresh: self.refresh.snapshot(),
         }
     }
 }

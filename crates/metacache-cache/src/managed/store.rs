@@ -35,6 +35,18 @@ where
         fenced: impl Fn() -> bool,
     ) -> (Cached<V>, Admission) {
         let value = Cached::new(value, self.deadline_from(self.clock.now_nanos()));
+        self.admit_cached(key, value, generation, fenced)
+    }
+
+    /// [`Inner::admit`] of a value already wrapped (with its deadline): a value a refresh
+    /// found unchanged after its hard TTL took it out of the map goes back in this way.
+    pub(super) fn admit_cached(
+        &self,
+        key: K,
+        value: Cached<V>,
+        generation: u64,
+        fenced: impl Fn() -> bool,
+    ) -> (Cached<V>, Admission) {
         if !self.enabled {
             return (value, Admission::Disabled);
         }

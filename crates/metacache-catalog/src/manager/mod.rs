@@ -165,6 +165,10 @@ impl CatalogManager {
             clock: options.clock,
             ..GovernorOptions::default()
         }));
+        governor
+            .refresh_limiter()
+            .set_max(refresh_bound(&node.config));
+        governor.set_lease_timeout(lease_timeout(&node.config));
         let stored = options.store.load()?;
         let mut load_warnings = Vec::new();
         for engine in stored.engines {
@@ -333,6 +337,10 @@ impl CatalogManager {
             let limit = next.limit()?;
             *node = next;
             self.governor.set_node_limit(limit);
+            self.governor
+                .refresh_limiter()
+                .set_max(refresh_bound(&node.config));
+            self.governor.set_lease_timeout(lease_timeout(&node.config));
             tracing::info!(key = %key, value, limit = ?limit, "frontend config changed");
         }
         self.governor.reclaim_now();
@@ -347,6 +355,11 @@ impl CatalogManager {
     /// `metrics_cache_labels` as it is now (it changes at runtime).
     pub fn metrics_cache_labels(&self) -> String {
         self.node.lock().config.metrics_cache_labels.clone()
+    }
+
+    /// `external_meta_cache_lease_timeout_ms` as it is now (it changes at runtime).
+    pub fn lease_timeout(&self) -> std::time::Duration {
+        lease_timeout(&self.node.lock().config)
     }
 
     /// `query_timeout_seconds` as it is now (it changes at runtime).
@@ -398,4 +411,14 @@ impl CatalogManager {
         rows.retain(|row| pattern.is_none_or(|p| like(p, &row.key)));
         rows
     }
+}
+
+/// `external_meta_cache_refresh_max_concurrency` as the limiter takes it.
+fn refresh_bound(config: &NodeConfig) -> usize {
+    usize::try_from(config.external_meta_cache_refresh_max_concurrency).unwrap_or(usize::MAX)
+}
+
+/// `external_meta_cache_lease_timeout_ms` as a duration.
+fn lease_timeout(config: &NodeConfig) -> std::time::Duration {
+    std::time::Duration::from_millis(config.external_meta_cache_lease_timeout_ms)
 }

@@ -26,6 +26,12 @@ pub struct ConfigKey {
     pub(super) set: fn(&mut NodeConfig, &str) -> Result<()>,
 }
 
+/// The node-wide bound on background refreshes.
+pub const REFRESH_MAX_CONCURRENCY: &str = "external_meta_cache_refresh_max_concurrency";
+
+/// How long a look-aside lease lasts.
+pub const LEASE_TIMEOUT: &str = "external_meta_cache_lease_timeout_ms";
+
 /// Every key, in documentation order.
 pub const KEYS: &[ConfigKey] = &[
     ConfigKey {
@@ -377,6 +383,32 @@ pub const KEYS: &[ConfigKey] = &[
                 ));
             }
             c.metrics_cache_labels = v;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: REFRESH_MAX_CONCURRENCY,
+        value_type: "integer",
+        mutable: true,
+        comment: "background refreshes (refresh-ahead, auto-refresh entries) that may run at once on the node, 0 to 1024; more are skipped, not queued",
+        secret: false,
+        get: |c| c.external_meta_cache_refresh_max_concurrency.to_string(),
+        set: |c, v| {
+            c.external_meta_cache_refresh_max_concurrency = whole_number(v, 0, 1024)
+                .ok_or_else(|| invalid(REFRESH_MAX_CONCURRENCY, v, "a whole number, 0 to 1024"))?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: LEASE_TIMEOUT,
+        value_type: "integer",
+        mutable: true,
+        comment: "milliseconds a look-aside lease lasts (100 to 3600000); then another caller may take the key's lease and the old holder's PUT is refused",
+        secret: false,
+        get: |c| c.external_meta_cache_lease_timeout_ms.to_string(),
+        set: |c, v| {
+            c.external_meta_cache_lease_timeout_ms = whole_number(v, 100, 3_600_000)
+                .ok_or_else(|| invalid(LEASE_TIMEOUT, v, "milliseconds, 100 to 3600000"))?;
             Ok(())
         },
     },

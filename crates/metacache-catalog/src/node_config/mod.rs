@@ -78,6 +78,12 @@ pub struct NodeConfig {
     /// `metrics_cache_labels`: `cache`, `entry` or `catalog` — how finely `/metrics` labels
     /// the per-cache families.
     pub metrics_cache_labels: String,
+    /// `external_meta_cache_refresh_max_concurrency`: background refreshes (refresh-ahead) that
+    /// may run at once on the node; more are skipped, not queued.
+    pub external_meta_cache_refresh_max_concurrency: u64,
+    /// `external_meta_cache_lease_timeout_ms`: how long a look-aside lease lasts before another
+    /// caller may take the key's lease (a crashed holder blocks its key no longer).
+    pub external_meta_cache_lease_timeout_ms: u64,
 }
 
 impl Default for NodeConfig {
@@ -107,6 +113,8 @@ impl Default for NodeConfig {
             tls_key_file: String::new(),
             mysql_require_secure_transport: false,
             metrics_cache_labels: "cache".to_owned(),
+            external_meta_cache_refresh_max_concurrency: 10,
+            external_meta_cache_lease_timeout_ms: 10_000,
         }
     }
 }

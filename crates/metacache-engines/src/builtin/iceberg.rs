@@ -1,6 +1,6 @@
 //! `iceberg`: table metadata, partitions, manifests and derived views of Iceberg tables.
 
-use super::{DAY, entry, types};
+use super::{DAY, entry, refreshed_ahead, types};
 use crate::{CacheDef, EngineDef, PropertyMap, Rule, TtlDefault};
 
 /// ENTRY_NAME of loaded table metadata.
@@ -51,7 +51,9 @@ pub fn engine() -> EngineDef {
         config_engine: None,
         catalog_types: types(&["iceberg", "hms", "hive"]),
         entries: vec![
-            entry("table", true, DAY, 1_000, "loaded table metadata"),
+            // Refreshed ahead by default: its change check is one catalog lookup of the
+            // current metadata location; an unchanged one renews the value without a read.
+            refreshed_ahead(entry("table", true, DAY, 1_000, "loaded table metadata")),
             entry(
                 "partition",
                 true,

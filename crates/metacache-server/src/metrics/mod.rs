@@ -65,6 +65,65 @@ fn limit(bytes: Option<u64>) -> f64 {
     bytes.map_or(-1.0, |b| b as f64)
 }
 
+/// Refresh-ahead: per cache with `auto-refresh` on (few: on by default only for Iceberg tables),
+/// and the node's bound.
+fn refresh_families(manager: &CatalogManager) -> Vec<MetricFamily> {
+    let mut refreshes = family(
+        "metacache_cache_refreshes_total",
+        "Background refreshes of auto-refresh caches, by outcome: started, succeeded (stored a new value), unchanged (deadline renewed), failed, skipped (node bound reached).",
+        true,
+    );
+    let mut saved = family(
+        "metacache_cache_refresh_loads_saved_total",
+        "Callers at the hard TTL answered by a refresh instead of a load of their own.",
+        true,
+    );
+    for row in manager.built_cache_rows() {
+        if !row.stats.auto_refresh {
+            continue;
+        }
+        let r = row.stats.refresh;
+        let labels = || {
+            vec![
+                label("catalog", &row.catalog),
+                label("engine", &row.engine),
+                label("entry", &row.stats.entry_name),
+            ]
+        };
+        for (outcome, n) in [
+            ("started", r.started),
+            ("succeeded", r.succeeded),
+            ("unchanged", r.unchanged),
+            ("failed", r.failed),
+            ("skipped", r.skipped),
+        ] {
+            let mut l = labels();
+            l.push(label("outcome", outcome));
+            refreshes.mut_metric().push(sample(l, n as f64, true));
+        }
+        saved
+            .mut_metric()
+            .push(sample(labels(), r.loads_saved as f64, true));
+    }
+    let limiter = manager.governor().refresh_limiter();
+    vec![
+        refreshes,
+        saved,
+        single(
+            "metacache_refresh_running",
+            "Background refreshes running now on the node.",
+            false,
+            limiter.running() as f64,
+        ),
+        single(
+            "metacache_refresh_max_concurrency",
+            "external_meta_cache_refresh_max_concurrency: the most background refreshes at once.",
+            false,
+            limiter.max() as f64,
+        ),
+    ]
+}
+
 /// The change feeds of catalogs that poll their source (`catalog_meta_cache_events`).
 fn source_event_families(
     catalogs: &[std::sync::Arc<metacache_catalog::Catalog>],
@@ -190,6 +249,7 @@ pub fn render(manager: &CatalogManager) -> String {
     families.push(catalog_limit);
     families.push(catalog_used);
     families.extend(source_event_families(&catalogs));
+    families.extend(refresh_families(manager));
     let governor = manager.governor();
     let node = governor.node();
     let reclaim = governor.reclaim_stats();

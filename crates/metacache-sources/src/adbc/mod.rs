@@ -59,6 +59,14 @@ const COLUMNS: &str = "SELECT column_name::text, data_type::text, is_nullable::t
 /// A jdbc/adbc catalog over PostgreSQL.
 pub struct PostgresConnector {
     catalog: Arc<Catalog>,
+    server: Arc<Postgres>,
+}
+
+/// The server of a jdbc/adbc catalog and the questions it is asked, shared with the refreshers
+/// of the catalog's caches (which run without a connector at hand).
+struct Postgres {
+    /// The catalog's name, for messages.
+    catalog: String,
     config: tokio_postgres::Config,
     /// `host:port/db`, for messages (never the user or password).
     target: String,
@@ -68,7 +76,7 @@ impl std::fmt::Debug for PostgresConnector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresConnector")
             .field("catalog", &self.catalog.name())
-            .field("target", &self.target)
+            .field("target", &self.server.target)
             .finish_non_exhaustive()
     }
 }
@@ -117,13 +125,61 @@ impl PostgresConnector {
         if let Some(password) = get("password") {
             config.password(password);
         }
-        Ok(Self {
+        let server = Arc::new(Postgres {
+            catalog: name.clone(),
             target: format!("{host}:{port}/{database}"),
-            catalog,
             config,
-        })
+        });
+        register_refreshers(&catalog, &server);
+        Ok(Self { catalog, server })
     }
 
+    /// The namespaces (`adbc-namespaces`).
+    pub async fn namespaces(&self) -> Result<Cached<NameList>> {
+        let server = &self.server;
+        through(&self.catalog, &NAMESPACES, String::new(), || {
+            server.namespaces()
+        })
+        .await
+    }
+}
+
+/// Registers how each cache of the catalog is reloaded without a caller (refresh-ahead, when an
+/// admin turns `meta.cache.adbc.metadata.auto-refresh` on: the query is the check, so it is off
+/// by default).
+fn register_refreshers(catalog: &Catalog, server: &Arc<Postgres>) {
+    use metacache_cache::{Refreshed, refresher};
+    let s = Arc::clone(server);
+    catalog.set_refresher(
+        &NAMESPACES,
+        refresher(move |_key: String, _old| {
+            let s = Arc::clone(&s);
+            async move { Ok(Refreshed::Changed(s.namespaces().await?)) }
+        }),
+    );
+    let s = Arc::clone(server);
+    catalog.set_refresher(
+        &TABLE_NAMES,
+        refresher(move |key: DatabaseKey, _old| {
+            let s = Arc::clone(&s);
+            async move { Ok(Refreshed::Changed(s.table_names(&key.0).await?)) }
+        }),
+    );
+    let s = Arc::clone(server);
+    catalog.set_refresher(
+        &TABLE_SCHEMA,
+        refresher(move |key: TableKey, _old| {
+            let s = Arc::clone(&s);
+            async move {
+                Ok(Refreshed::Changed(
+                    s.columns(&key.database, &key.table).await?,
+                ))
+            }
+        }),
+    );
+}
+
+impl Postgres {
     async fn query(&self, sql: &str, params: &[&str]) -> Result<Vec<tokio_postgres::Row>> {
         let failed = |e: tokio_postgres::Error| Error::Invalid {
             location: format!("postgresql://{}", self.target),
@@ -158,13 +214,42 @@ impl PostgresConnector {
             .unwrap_or_default()
     }
 
-    /// The namespaces (`adbc-namespaces`).
-    pub async fn namespaces(&self) -> Result<Cached<NameList>> {
-        through(&self.catalog, &NAMESPACES, String::new(), || async {
-            let rows = self.query(SCHEMATA, &[]).await?;
-            Ok(NameList(rows.iter().map(|r| Self::text(r, 0)).collect()))
+    async fn namespaces(&self) -> Result<NameList> {
+        let rows = self.query(SCHEMATA, &[]).await?;
+        Ok(NameList(rows.iter().map(|r| Self::text(r, 0)).collect()))
+    }
+
+    /// The tables of `database`; an unknown database is an error, not an empty list.
+    async fn table_names(&self, database: &str) -> Result<NameList> {
+        let rows = self.query(TABLES, &[database]).await?;
+        let names: Vec<String> = rows.iter().map(|r| Self::text(r, 0)).collect();
+        let names = tables_of_known_database(names, &self.catalog, database, async {
+            Ok(self.namespaces().await?.0)
         })
-        .await
+        .await?;
+        Ok(NameList(names))
+    }
+
+    async fn columns(&self, database: &str, table: &str) -> Result<TableSchema> {
+        let rows = self.query(COLUMNS, &[database, table]).await?;
+        if rows.is_empty() {
+            let name = format!("{database}.{table}");
+            return Err(Error::not_found(&self.catalog, "table", name));
+        }
+        let mut columns: Vec<ColumnInfo> = rows
+            .iter()
+            .map(|r| ColumnInfo {
+                name: Self::text(r, 0),
+                data_type: Self::text(r, 1),
+                nullable: Self::text(r, 2) == "YES",
+                comment: Self::text(r, 3),
+            })
+            .collect();
+        columns.shrink_to_fit();
+        Ok(TableSchema {
+            columns,
+            partition_keys: Vec::new(),
+        })
     }
 }
 
@@ -180,14 +265,9 @@ impl Connector for PostgresConnector {
 
     async fn tables(&self, database: &str) -> Result<Vec<String>> {
         let key = DatabaseKey(database.to_owned());
-        let names = through(&self.catalog, &TABLE_NAMES, key, || async {
-            let rows = self.query(TABLES, &[database]).await?;
-            let names: Vec<String> = rows.iter().map(|r| Self::text(r, 0)).collect();
-            let names = tables_of_known_database(names, &self.catalog.name(), database, async {
-                self.databases().await
-            })
-            .await?;
-            Ok(NameList(names))
+        let server = &self.server;
+        let names = through(&self.catalog, &TABLE_NAMES, key, || {
+            server.table_names(database)
         })
         .await?;
         Ok(names.0.clone())
@@ -198,7 +278,7 @@ impl Connector for PostgresConnector {
         Ok(TableInfo {
             database: database.to_owned(),
             table: table.to_owned(),
-            location: format!("postgresql://{}", self.target),
+            location: format!("postgresql://{}", self.server.target),
             format: "postgresql".to_owned(),
             comment: String::new(),
             partition_keys: Vec::new(),
@@ -206,31 +286,12 @@ impl Connector for PostgresConnector {
     }
 
     async fn schema(&self, database: &str, table: &str) -> Result<Cached<TableSchema>> {
+        let server = &self.server;
         through(
             &self.catalog,
             &TABLE_SCHEMA,
             TableKey::new(database, table),
-            || async {
-                let rows = self.query(COLUMNS, &[database, table]).await?;
-                if rows.is_empty() {
-                    let name = format!("{database}.{table}");
-                    return Err(Error::not_found(&self.catalog.name(), "table", name));
-                }
-                let mut columns: Vec<ColumnInfo> = rows
-                    .iter()
-                    .map(|r| ColumnInfo {
-                        name: Self::text(r, 0),
-                        data_type: Self::text(r, 1),
-                        nullable: Self::text(r, 2) == "YES",
-                        comment: Self::text(r, 3),
-                    })
-                    .collect();
-                columns.shrink_to_fit();
-                Ok(TableSchema {
-                    columns,
-                    partition_keys: Vec::new(),
-                })
-            },
+            || server.columns(database, table),
         )
         .await
     }

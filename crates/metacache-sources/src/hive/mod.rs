@@ -114,6 +114,7 @@ impl HiveConnector {
         warehouse: Warehouse,
         metastore: Arc<dyn Metastore>,
     ) -> Self {
+        register_refreshers(&catalog, &metastore, &warehouse, "hive");
         Self {
             catalog,
             warehouse,
@@ -125,6 +126,7 @@ impl HiveConnector {
     /// The same connector keeping partition names, partitions and column statistics in the
     /// caches of `engine` (`hudi`).
     pub fn for_engine(&self, engine: &'static str) -> Self {
+        register_refreshers(&self.catalog, &self.metastore, &self.warehouse, engine);
         Self {
             catalog: Arc::clone(&self.catalog),
             warehouse: self.warehouse.clone(),
@@ -297,6 +299,50 @@ impl HiveConnector {
         .try_collect()
         .await
     }
+}
+
+/// Registers how `catalog`'s Hive values are reloaded without a caller (refresh-ahead, when
+/// an admin turns `auto-refresh` on for them: the metastore has no cheap change check, so it is
+/// off by default): table objects and file listings (`hive` only), partition names (`engine`).
+fn register_refreshers(
+    catalog: &Catalog,
+    metastore: &Arc<dyn Metastore>,
+    warehouse: &Warehouse,
+    engine: &'static str,
+) {
+    use metacache_cache::{Refreshed, refresher};
+    if engine == "hive" {
+        let m = Arc::clone(metastore);
+        catalog.set_refresher(
+            &TABLE,
+            refresher(move |key: TableKey, _old| {
+                let m = Arc::clone(&m);
+                async move {
+                    let table = m.table(&key.database, &key.table).await?;
+                    Ok(Refreshed::Changed(table))
+                }
+            }),
+        );
+        let w = warehouse.clone();
+        catalog.set_refresher(
+            &FILE,
+            refresher(move |key: LocationKey, _old| {
+                let w = w.clone();
+                async move { Ok(Refreshed::Changed(list_files(&w, &key.location).await?)) }
+            }),
+        );
+    }
+    let m = Arc::clone(metastore);
+    catalog.set_refresher(
+        &CacheId::new(engine, hive::PARTITION_NAMES),
+        refresher(move |key: TableKey, _old| {
+            let m = Arc::clone(&m);
+            async move {
+                let table = m.table(&key.database, &key.table).await?;
+                Ok(Refreshed::Changed(m.partition_names(&table).await?))
+            }
+        }),
+    );
 }
 
 /// Lists the visible data files directly in `location` (relative to the warehouse root).

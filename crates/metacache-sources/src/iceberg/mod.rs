@@ -32,7 +32,7 @@ use iceberg::spec::{
     DataContentType, FormatVersion, Manifest, ManifestContentType, ManifestList, Struct,
     TableMetadata,
 };
-use metacache_cache::Cached;
+use metacache_cache::{Cached, Refreshed};
 use metacache_catalog::{CacheId, Catalog, Properties, TableKey};
 use metacache_engines::builtin::{default, iceberg as def};
 use metacache_estimate::EstimateSize;
@@ -151,47 +151,10 @@ impl Storage {
     }
 }
 
-impl std::fmt::Debug for Storage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Storage::Warehouse(w) => w.fmt(f),
-            Storage::Buckets { opened, .. } => f
-                .debug_struct("Buckets")
-                .field("opened", &opened.lock().keys().collect::<Vec<_>>())
-                .finish(),
-        }
-    }
-}
-
-/// An Iceberg catalog's connector.
-pub struct IcebergConnector {
-    catalog: Arc<Catalog>,
-    storage: Storage,
-    tables: Box<dyn TableCatalog>,
-}
-
-impl std::fmt::Debug for IcebergConnector {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IcebergConnector")
-            .field("catalog", &self.catalog.name())
-            .field("storage", &self.storage)
-            .finish_non_exhaustive()
-    }
-}
-
-impl IcebergConnector {
-    /// A connector reading `storage`, whose tables `tables` lists.
-    pub fn new(catalog: Arc<Catalog>, storage: Storage, tables: Box<dyn TableCatalog>) -> Self {
-        Self {
-            catalog,
-            storage,
-            tables,
-        }
-    }
-
+impl Storage {
     /// Reads a file named by its recorded location.
     async fn read(&self, location: &str) -> Result<bytes::Bytes> {
-        let (warehouse, rewritten) = self.storage.for_location(location)?;
+        let (warehouse, rewritten) = self.for_location(location)?;
         let path = warehouse
             .resolve(&rewritten)
             .ok_or_else(|| Error::Invalid {
@@ -207,6 +170,78 @@ impl IcebergConnector {
             .await
             .map_err(|e| Error::store(&display, e))?;
         found.bytes().await.map_err(|e| Error::store(display, e))
+    }
+}
+
+/// The table whose current metadata file is at `location`, read and projected.
+async fn read_table(storage: &Storage, location: String) -> Result<IcebergTable> {
+    let bytes = storage.read(&location).await?;
+    let metadata: TableMetadata = serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
+        location: location.clone(),
+        reason: e.to_string(),
+    })?;
+    Ok(IcebergTable::from_metadata(location, &metadata))
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Storage::Warehouse(w) => w.fmt(f),
+            Storage::Buckets { opened, .. } => f
+                .debug_struct("Buckets")
+                .field("opened", &opened.lock().keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+/// An Iceberg catalog's connector.
+pub struct IcebergConnector {
+    catalog: Arc<Catalog>,
+    storage: Arc<Storage>,
+    tables: Arc<dyn TableCatalog>,
+}
+
+impl std::fmt::Debug for IcebergConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IcebergConnector")
+            .field("catalog", &self.catalog.name())
+            .field("storage", &self.storage)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IcebergConnector {
+    /// A connector reading `storage`, whose tables `tables` lists. Registers the refresher of
+    /// `iceberg-table`, whose change check is the table's current metadata location (one
+    /// catalog lookup): an unchanged location renews the cached table without reading it.
+    pub fn new(catalog: Arc<Catalog>, storage: Storage, tables: Box<dyn TableCatalog>) -> Self {
+        let storage = Arc::new(storage);
+        let tables: Arc<dyn TableCatalog> = Arc::from(tables);
+        let (s, t) = (Arc::clone(&storage), Arc::clone(&tables));
+        catalog.set_refresher(
+            &TABLE,
+            metacache_cache::refresher(move |key: TableKey, old: Cached<IcebergTable>| {
+                let (storage, tables) = (Arc::clone(&s), Arc::clone(&t));
+                async move {
+                    let location = tables.metadata_location(&key.database, &key.table).await?;
+                    if location == old.metadata_location {
+                        return Ok(Refreshed::Unchanged);
+                    }
+                    Ok(Refreshed::Changed(read_table(&storage, location).await?))
+                }
+            }),
+        );
+        Self {
+            catalog,
+            storage,
+            tables,
+        }
+    }
+
+    /// Reads a file named by its recorded location.
+    async fn read(&self, location: &str) -> Result<bytes::Bytes> {
+        self.storage.read(location).await
     }
 
     /// Where a recorded location is now, for users and planners.
@@ -227,13 +262,7 @@ impl IcebergConnector {
             TableKey::new(database, table),
             || async {
                 let location = self.tables.metadata_location(database, table).await?;
-                let bytes = self.read(&location).await?;
-                let metadata: TableMetadata =
-                    serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
-                        location: location.clone(),
-                        reason: e.to_string(),
-                    })?;
-                Ok(IcebergTable::from_metadata(location, &metadata))
+                read_table(&self.storage, location).await
             },
         )
         .await

@@ -1,6 +1,7 @@
 //! The system tables of `information_schema`, built from the node's live state each time a
 //! query plans: `catalog_meta_cache_statistics` (§7, 28 columns), `catalog_meta_cache_nodes`,
-//! `catalog_meta_cache_events` (change feeds from sources), `catalogs`, and the MySQL tables tools browse ([`mysql`]: `tables`, `columns`, `schemata`,
+//! `catalog_meta_cache_refresh` (refresh-ahead), `catalog_meta_cache_events` (change feeds
+//! from sources), `catalogs`, and the MySQL tables tools browse ([`mysql`]: `tables`, `columns`, `schemata`,
 //! and empty `statistics`, `key_column_usage`, `table_constraints`, `referential_constraints`,
 //! `views`, `routines`), plus `DUAL`.
 //!
@@ -83,6 +84,22 @@ const NODES: &[(&str, ColumnType)] = &[
     ("RESERVED_TO_ALLOCATED", D),
 ];
 
+const REFRESH: &[(&str, ColumnType)] = &[
+    ("FE_HOST", S),
+    ("CATALOG_NAME", S),
+    ("ENGINE_NAME", S),
+    ("ENTRY_NAME", S),
+    ("AUTO_REFRESH", B),
+    ("TTL_SECOND", I),
+    ("REFRESH_MARGIN_SECOND", D),
+    ("REFRESH_STARTED_COUNT", I),
+    ("REFRESH_SUCCESS_COUNT", I),
+    ("REFRESH_UNCHANGED_COUNT", I),
+    ("REFRESH_FAILURE_COUNT", I),
+    ("REFRESH_SKIPPED_COUNT", I),
+    ("LOADS_SAVED_COUNT", I),
+];
+
 const EVENTS: &[(&str, ColumnType)] = &[
     ("FE_HOST", S),
     ("CATALOG_NAME", S),
@@ -142,6 +159,12 @@ pub const SYSTEM_TABLES: &[SystemTable] = &[
         columns: NODES,
         comment: "one row per node: node limit, reserved bytes, memory budget, process RSS, reclamation, allocator",
         rows: node_rows,
+    },
+    SystemTable {
+        name: "catalog_meta_cache_refresh",
+        columns: REFRESH,
+        comment: "one row per node, catalog, engine and cache: refresh-ahead (auto-refresh) started, stored, renewed unchanged, failed, skipped, and loads it saved",
+        rows: refresh_rows,
     },
     SystemTable {
         name: "catalog_meta_cache_events",
@@ -417,6 +440,41 @@ fn node_rows(context: &SystemContext) -> Vec<Vec<Value>> {
         None => [Value::Null, Value::Null, Value::Null, Value::Null],
     });
     vec![row]
+}
+
+fn refresh_rows(context: &SystemContext) -> Vec<Vec<Value>> {
+    context
+        .manager
+        .cache_rows()
+        .iter()
+        .map(|row| {
+            let s = &row.stats;
+            let r = &s.refresh;
+            // The due point: min(10 % of the TTL, 30 s) before it; 0 when nothing refreshes.
+            let margin = match (s.auto_refresh, u64::try_from(s.ttl_second)) {
+                (true, Ok(ttl)) if ttl > 0 => {
+                    metacache_cache::refresh::margin(std::time::Duration::from_secs(ttl))
+                        .as_secs_f64()
+                }
+                _ => 0.0,
+            };
+            vec![
+                context.fe_host.as_ref().into(),
+                row.catalog.clone().into(),
+                row.engine.clone().into(),
+                s.entry_name.clone().into(),
+                s.auto_refresh.into(),
+                Value::Int(s.ttl_second),
+                Value::Double(margin),
+                int(r.started),
+                int(r.succeeded),
+                int(r.unchanged),
+                int(r.failed),
+                int(r.skipped),
+                int(r.loads_saved),
+            ]
+        })
+        .collect()
 }
 
 fn event_rows(context: &SystemContext) -> Vec<Vec<Value>> {
