@@ -267,7 +267,19 @@ impl EngineDef {
 
     /// Whether `meta.cache.<engine>.<token>.<setting>` is a setting this engine reads.
     pub fn accepts(&self, token: &str, setting: Setting) -> bool {
-        self.entry(token).is_some() && (setting == Setting::TtlSecond || self.has_caches(token))
+        self.entry(token).is_some()
+            && (setting == Setting::TtlSecond
+                || self.has_caches(token)
+                || (setting == Setting::AutoRefresh && self.configures_tokenless(token)))
+    }
+
+    /// Whether `token` has no cache of its own but configures caches without a token (their TTL
+    /// and, then, their `auto-refresh`): `paimon.table` for `paimon-latest-snapshot`.
+    pub fn configures_tokenless(&self, token: &str) -> bool {
+        !self.has_caches(token)
+            && self.caches.iter().any(|c| {
+                matches!(&c.source, CacheSource::Tokenless { ttl_from: Some(t), .. } if t == token)
+            })
     }
 
     /// Whether catalogs of `catalog_type` have this engine's caches.

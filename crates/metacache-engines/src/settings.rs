@@ -107,7 +107,15 @@ impl Resolver<'_> {
                     Some(token) => self.ttl(token, 0),
                     None => self.default_ttl(ttl, 0),
                 };
+                // A token with no cache of its own configures its followers' auto-refresh too
+                // (the followers of a token that has a cache, as Iceberg's table, do not
+                // refresh: their token's refresher is not theirs).
+                let auto_refresh = ttl_from
+                    .as_deref()
+                    .filter(|t| self.engine.configures_tokenless(t))
+                    .is_some_and(|t| self.auto_refresh(t));
                 CacheConfig::new(def.entry_name.as_str(), ttl, *capacity)
+                    .with_auto_refresh(auto_refresh)
             }
         }
     }
@@ -124,6 +132,17 @@ impl Resolver<'_> {
             .filter(move |l| l.entry == token && l.setting == setting)
             .filter_map(|l| Some((l.key.clone(), self.properties.get(&l.key)?.as_str())));
         unified.into_iter().chain(legacy)
+    }
+
+    /// `auto-refresh` of `token`: the property, else the entry's default.
+    fn auto_refresh(&self, token: &str) -> bool {
+        self.values(token, Setting::AutoRefresh)
+            .find_map(|(key, v)| parse_enable(&key, v).ok())
+            .unwrap_or_else(|| {
+                self.engine
+                    .entry(token)
+                    .is_some_and(|e| e.defaults.auto_refresh)
+            })
     }
 
     /// The first value of `setting` that is set to something other than "the default".

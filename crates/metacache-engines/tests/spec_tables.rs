@@ -696,4 +696,17 @@ fn auto_refresh_is_on_only_where_the_definition_turns_it_on() {
             .config
             .auto_refresh
     );
+    // A token without a cache of its own configures its tokenless followers.
+    let paimon = resolved(&registry, "paimon", &props(&[]));
+    let latest = ("paimon".to_owned(), "paimon-latest-snapshot".to_owned());
+    assert!(paimon[&latest].config.auto_refresh);
+    let off = resolved(
+        &registry,
+        "paimon",
+        &props(&[("meta.cache.paimon.table.auto-refresh", "false")]),
+    );
+    assert!(!off[&latest].config.auto_refresh);
+    let p = registry.get("paimon").expect("paimon");
+    assert!(p.accepts("table", Setting::AutoRefresh));
+    assert!(!p.accepts("table", Setting::Capacity));
 }

@@ -173,3 +173,39 @@ fn the_refresh_bound_is_a_live_node_key() {
     let row = server.cache_row("c", "iceberg-table", "auto_refresh");
     assert_eq!(row, ["0"]);
 }
+
+#[test]
+fn a_paimon_tables_latest_snapshot_is_checked_ahead_by_listing() {
+    let (_tmp, data) = data_dir();
+    let warehouse =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/paimon/warehouse");
+    let server = Server::start(&data, &[]);
+    // TTL 4 s: due 0.4 s before it; `paimon.table` configures the latest-snapshot cache.
+    server.query(&format!(
+        "CREATE CATALOG pm PROPERTIES ('type' = 'paimon', 'warehouse' = 'file://{}', \
+         'meta.cache.paimon.table.ttl-second' = '4')",
+        warehouse.display()
+    ));
+    let partitions = || server.query("SHOW PARTITIONS FROM pm.shop.events");
+    let loaded = Instant::now();
+    let first = partitions();
+    std::thread::sleep(Duration::from_millis(3_700).saturating_sub(loaded.elapsed()));
+    assert_eq!(partitions(), first);
+    let unchanged = || {
+        let out = server.query(
+            "SELECT REFRESH_UNCHANGED_COUNT FROM information_schema.catalog_meta_cache_refresh \
+             WHERE catalog_name = 'pm' AND entry_name = 'paimon-latest-snapshot'",
+        );
+        out.lines().nth(1).unwrap_or_default().trim().to_owned()
+    };
+    wait_for(
+        Duration::from_secs(10),
+        "the listing finds the same snapshot",
+        || unchanged() == "1",
+    );
+    // Past the first hard TTL, still the first load: no reader waited.
+    std::thread::sleep(Duration::from_millis(4_500).saturating_sub(loaded.elapsed()));
+    assert_eq!(partitions(), first);
+    let stats = server.cache_row("pm", "paimon-latest-snapshot", "miss_count");
+    assert_eq!(stats, ["1"], "{stats:?}");
+}

@@ -12,7 +12,10 @@
 //!   checked and the value stored under the read side of `fence`, while invalidation bumps the
 //!   generation under its write side and sweeps afterwards.
 //! - The hit path takes no lock of ours: one map read, one deadline check (a coarse clock read
-//!   only for values that expire), one striped counter bump.
+//!   only for values that expire), one striped counter bump. With `auto-refresh`, one more
+//!   comparison; the read that claims a due value's refresh (once per value) reads the stored
+//!   refresher under its lock and spawns the refresh (`refresh.rs`). Leases (`lease.rs`) live
+//!   in a table of their own, locked only by misses and puts of the look-aside API.
 
 mod lease;
 pub use lease::{DEFAULT_LEASE_TIMEOUT, LeaseLookup, LeaseToken, LeaseWaiter};

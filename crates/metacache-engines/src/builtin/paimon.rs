@@ -1,6 +1,6 @@
 //! `paimon`: partition views, schemas and snapshots of Paimon tables.
 
-use super::{DAY, entry, types};
+use super::{DAY, entry, refreshed_ahead, types};
 use crate::{CacheDef, EngineDef, TtlDefault};
 
 /// ENTRY_NAME of partition projections.
@@ -24,14 +24,16 @@ pub fn engine() -> EngineDef {
                 1_000,
                 "partition projections of a snapshot",
             ),
-            // No cache of its own: only its ttl-second is read, by the latest-snapshot cache.
-            entry(
+            // No cache of its own: its ttl-second and auto-refresh are read by the
+            // latest-snapshot cache, which refreshes ahead by default (its change check is one
+            // listing of the snapshot directory).
+            refreshed_ahead(entry(
                 "table",
                 true,
                 DAY,
                 1_000,
-                "TTL of table-level lookups (latest snapshot)",
-            ),
+                "TTL and auto-refresh of table-level lookups (latest snapshot)",
+            )),
         ],
         caches: vec![
             CacheDef::entry(

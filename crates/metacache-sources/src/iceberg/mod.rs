@@ -13,13 +13,23 @@
 //!   is read once per snapshot), then each manifest through `iceberg-manifest`
 //! - equality delete field ids → `iceberg-equality-delete-field-ids` ← delete manifests
 //!
+//! # Files
+//! `tables.rs` and `rest.rs` find a table's current metadata file (SQL, directory, metastore
+//! and REST catalogs); `storage.rs` reads files where the catalog's storage says; `project.rs`
+//! turns parsed metadata and manifests into the cached values of `values.rs`.
+//!
+//! `iceberg-table` refreshes ahead by default (§8.3): its refresher registered here asks the
+//! catalog for the current metadata location and renews an unchanged table without reading it.
+//!
 //! # Invariants
 //! - Values are keyed by table (and snapshot or manifest), so `REFRESH TABLE` drops them all; a
 //!   snapshot's derived values never change, so a new snapshot is a new key, never stale data.
 //! - Locations recorded in metadata are resolved inside the warehouse (after
 //!   `location.rewrite-from`); one outside it is an error, not a read elsewhere.
 
+mod project;
 mod rest;
+mod storage;
 mod tables;
 mod values;
 
@@ -39,7 +49,10 @@ use metacache_estimate::EstimateSize;
 use object_store::ObjectStoreExt as _;
 use parking_lot::Mutex;
 
+use project::aggregate_partitions;
 pub use rest::RestCatalog;
+pub use storage::Storage;
+use storage::read_table;
 pub use tables::{DirectoryCatalog, SqliteCatalog, TableCatalog};
 pub use values::{
     EqualityDeleteIds, IcebergPartition, IcebergTable, LatestSnapshot, ManifestEntryInfo,
@@ -88,112 +101,6 @@ const MANIFEST_CONCURRENCY: usize = 16;
 /// The property naming where `location.rewrite-from` now lives, for REST catalogs (whose
 /// `warehouse` is a name, not a location).
 pub const REWRITE_TO: &str = "location.rewrite-to";
-
-/// Where the files of a catalog's tables are read from.
-pub enum Storage {
-    /// One warehouse holds every table (SQL and directory catalogs).
-    Warehouse(Warehouse),
-    /// Each S3 bucket that metadata names is opened on first use with the catalog's `s3.*`
-    /// properties (REST catalogs, whose `warehouse` is a name, not a location).
-    Buckets {
-        /// The catalog, for errors.
-        catalog: String,
-        /// Its properties (`s3.*`, `location.rewrite-from`).
-        properties: Properties,
-        /// The node's allow-lists: every location metadata names is checked against them.
-        reach: metacache_catalog::Reach,
-        /// Buckets opened so far.
-        opened: Mutex<HashMap<String, Warehouse>>,
-    },
-}
-
-impl Storage {
-    /// The warehouse that holds `location`, and the location to resolve in it.
-    fn for_location(&self, location: &str) -> Result<(Warehouse, String)> {
-        match self {
-            Storage::Warehouse(w) => Ok((w.clone(), location.to_owned())),
-            Storage::Buckets {
-                catalog,
-                properties,
-                reach,
-                opened,
-            } => {
-                let get = |key: &str| properties.get(key).map(|v| v.trim().trim_end_matches('/'));
-                let location = match (get(crate::REWRITE_FROM), get(REWRITE_TO)) {
-                    (Some(from), Some(to)) if !from.is_empty() && location.starts_with(from) => {
-                        format!("{to}{}", &location[from.len()..])
-                    }
-                    _ => location.to_owned(),
-                };
-                reach.check_location(catalog, "table metadata", &location)?;
-                let bucket = location
-                    .strip_prefix("s3://")
-                    .and_then(|rest| rest.split('/').next())
-                    .filter(|b| !b.is_empty())
-                    .ok_or_else(|| Error::Invalid {
-                        location: location.clone(),
-                        reason: "a REST catalog's files must be on S3 (s3://bucket/…)".to_owned(),
-                    })?;
-                let mut opened = opened.lock();
-                if let Some(w) = opened.get(bucket) {
-                    return Ok((w.clone(), location));
-                }
-                let mut props = properties.clone();
-                props.insert(crate::WAREHOUSE, format!("s3://{bucket}"));
-                props.insert(crate::REWRITE_FROM, "");
-                let w = Warehouse::open(catalog, &props)?.ok_or_else(|| Error::NoSource {
-                    catalog: catalog.clone(),
-                })?;
-                opened.insert(bucket.to_owned(), w.clone());
-                Ok((w, location))
-            }
-        }
-    }
-}
-
-impl Storage {
-    /// Reads a file named by its recorded location.
-    async fn read(&self, location: &str) -> Result<bytes::Bytes> {
-        let (warehouse, rewritten) = self.for_location(location)?;
-        let path = warehouse
-            .resolve(&rewritten)
-            .ok_or_else(|| Error::Invalid {
-                location: location.to_owned(),
-                reason:
-                    "the location is outside the catalog's warehouse (see 'location.rewrite-from')"
-                        .to_owned(),
-            })?;
-        let display = warehouse.display(&path);
-        let found = warehouse
-            .store()
-            .get(&path)
-            .await
-            .map_err(|e| Error::store(&display, e))?;
-        found.bytes().await.map_err(|e| Error::store(display, e))
-    }
-}
-
-/// The table whose current metadata file is at `location`, read and projected.
-async fn read_table(storage: &Storage, location: String) -> Result<IcebergTable> {
-    let bytes = storage.read(&location).await?;
-    let metadata: TableMetadata = serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
-        location: location.clone(),
-        reason: e.to_string(),
-    })?;
-    Ok(IcebergTable::from_metadata(location, &metadata))
-}
-
-impl std::fmt::Debug for Storage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Storage::Warehouse(w) => w.fmt(f),
-            Storage::Buckets { opened, .. } => f
-                .debug_struct("Buckets")
-                .field("opened", &opened.lock().keys().collect::<Vec<_>>())
-                .finish(),
-        }
-    }
-}
 
 /// An Iceberg catalog's connector.
 pub struct IcebergConnector {
@@ -543,160 +450,6 @@ fn selects(filter: &PartitionFilter, spec: Option<&SpecInfo>, values: &[Option<S
             .unwrap_or_else(|| "null".to_owned());
         wanted.contains(&value)
     })
-}
-
-impl IcebergTable {
-    /// The projection of parsed table metadata read from `metadata_location`.
-    pub fn from_metadata(metadata_location: String, m: &TableMetadata) -> IcebergTable {
-        let schema = m.current_schema();
-        let columns: Vec<ColumnInfo> = schema
-            .as_struct()
-            .fields()
-            .iter()
-            .map(|f| ColumnInfo {
-                name: f.name.clone(),
-                data_type: f.field_type.to_string(),
-                nullable: !f.required,
-                comment: f.doc.clone().unwrap_or_default(),
-            })
-            .collect();
-        let column_name = |id: i32| {
-            m.schemas_iter()
-                .find_map(|s| s.field_by_id(id).map(|f| f.name.clone()))
-                .unwrap_or_default()
-        };
-        let mut specs: Vec<SpecInfo> = m
-            .partition_specs_iter()
-            .map(|spec| SpecInfo {
-                spec_id: spec.spec_id(),
-                fields: spec
-                    .fields()
-                    .iter()
-                    .map(|f| PartitionFieldInfo {
-                        name: f.name.clone(),
-                        transform: f.transform.to_string(),
-                        source_column: column_name(f.source_id),
-                    })
-                    .collect(),
-            })
-            .collect();
-        specs.sort_by_key(|s| s.spec_id);
-        let mut snapshots: Vec<SnapshotEntry> = m
-            .snapshots()
-            .map(|s| SnapshotEntry {
-                id: s.snapshot_id(),
-                parent_id: s.parent_snapshot_id(),
-                timestamp_millis: s.timestamp_ms(),
-                operation: s.summary().operation.as_str().to_owned(),
-                manifest_list: s.manifest_list().to_owned(),
-            })
-            .collect();
-        snapshots.sort_by_key(|s| (s.timestamp_millis, s.id));
-        IcebergTable {
-            metadata_location,
-            location: m.location().to_owned(),
-            format_version: match m.format_version() {
-                FormatVersion::V1 => 1,
-                FormatVersion::V2 => 2,
-                FormatVersion::V3 => 3,
-            },
-            current_snapshot_id: m.current_snapshot_id(),
-            columns,
-            default_spec_id: m.default_partition_spec().spec_id(),
-            specs,
-            snapshots,
-            properties: m
-                .properties()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect::<BTreeMap<_, _>>(),
-        }
-    }
-}
-
-impl ManifestValue {
-    /// The projection of a parsed manifest.
-    pub fn from_manifest(manifest: &Manifest) -> ManifestValue {
-        let metadata = manifest.metadata();
-        let spec = metadata.partition_spec();
-        let schema = metadata.schema();
-        let entries = manifest
-            .entries()
-            .iter()
-            .map(|entry| {
-                let file = entry.data_file();
-                let partition: &Struct = file.partition();
-                let values: Vec<Option<String>> = spec
-                    .fields()
-                    .iter()
-                    .zip(partition.iter())
-                    .map(|(field, literal)| {
-                        let literal = literal?;
-                        let source = schema.field_by_id(field.source_id)?;
-                        let result_type = field.transform.result_type(&source.field_type).ok()?;
-                        Some(field.transform.to_human_string(&result_type, Some(literal)))
-                    })
-                    .collect();
-                let name = if spec.fields().is_empty() {
-                    String::new()
-                } else {
-                    spec.partition_to_path(partition, Arc::clone(schema))
-                };
-                ManifestEntryInfo {
-                    alive: entry.is_alive(),
-                    content: match file.content_type() {
-                        DataContentType::Data => 0,
-                        DataContentType::PositionDeletes => 1,
-                        DataContentType::EqualityDeletes => 2,
-                    },
-                    path: file.file_path().to_owned(),
-                    size: file.file_size_in_bytes(),
-                    record_count: file.record_count(),
-                    partition: name,
-                    partition_values: values,
-                    equality_ids: file.equality_ids().unwrap_or_default(),
-                    snapshot_id: entry.snapshot_id(),
-                }
-            })
-            .collect();
-        ManifestValue {
-            spec_id: spec.spec_id(),
-            entries,
-        }
-    }
-}
-
-fn aggregate_partitions(manifests: &[Cached<ManifestValue>]) -> SnapshotPartitions {
-    let mut by_name: BTreeMap<&str, IcebergPartition> = BTreeMap::new();
-    for manifest in manifests {
-        for e in manifest
-            .entries
-            .iter()
-            .filter(|e| e.alive && e.content == 0)
-        {
-            let p = by_name
-                .entry(&e.partition)
-                .or_insert_with(|| IcebergPartition {
-                    name: e.partition.clone(),
-                    values: e.partition_values.clone(),
-                    spec_id: manifest.spec_id,
-                    file_count: 0,
-                    record_count: 0,
-                    total_bytes: 0,
-                    last_updated_snapshot_id: None,
-                });
-            p.file_count += 1;
-            p.record_count += e.record_count;
-            p.total_bytes += e.size;
-            p.last_updated_snapshot_id = p.last_updated_snapshot_id.max(e.snapshot_id);
-        }
-    }
-    let mut partitions: Vec<IcebergPartition> = by_name.into_values().collect();
-    partitions.shrink_to_fit();
-    SnapshotPartitions {
-        partitions,
-        manifests: Vec::new(),
-    }
 }
 
 #[async_trait]

@@ -18,6 +18,7 @@
 //! - A partition view belongs to one snapshot id: a new commit is a new key, never a stale
 //!   view of the old one.
 
+mod files;
 mod format;
 pub mod sdk;
 mod values;
@@ -98,6 +99,7 @@ impl PaimonConnector {
         let warehouse =
             Warehouse::open(&name, properties)?.ok_or(Error::NoSource { catalog: name })?;
         let manifests = ManifestCache::new(explicit, Arc::clone(catalog.budget()));
+        files::register_refresher(&catalog, &warehouse);
         Ok(Self {
             catalog,
             warehouse,
@@ -111,40 +113,20 @@ impl PaimonConnector {
     }
 
     fn table_dir(database: &str, table: &str) -> String {
-        format!("{database}.db/{table}")
+        files::table_dir(database, table)
     }
 
     async fn read(&self, relative: &str) -> Result<Option<bytes::Bytes>> {
-        self.warehouse.read(&self.warehouse.path(relative)).await
+        files::read(&self.warehouse, relative).await
     }
 
     async fn read_required(&self, relative: &str) -> Result<(bytes::Bytes, String)> {
-        let location = self.warehouse.display(&self.warehouse.path(relative));
-        match self.read(relative).await? {
-            Some(bytes) => Ok((bytes, location)),
-            None => Err(Error::Invalid {
-                location,
-                reason: "the file is missing".to_owned(),
-            }),
-        }
+        files::read_required(&self.warehouse, relative).await
     }
 
     /// The ids of the `<prefix><id>` files of a table directory, ascending.
     async fn ids(&self, dir: &str, prefix: &str) -> Result<Vec<i64>> {
-        let path = self.warehouse.path(dir);
-        let listed = self
-            .warehouse
-            .store()
-            .list_with_delimiter(Some(&path))
-            .await
-            .map_err(|e| Error::store(self.warehouse.display(&path), e))?;
-        let mut ids: Vec<i64> = listed
-            .objects
-            .iter()
-            .filter_map(|o| o.location.filename()?.strip_prefix(prefix)?.parse().ok())
-            .collect();
-        ids.sort_unstable();
-        Ok(ids)
+        files::ids(&self.warehouse, dir, prefix).await
     }
 
     /// The newest snapshot (`paimon-latest-snapshot`); an unknown table is an error.
@@ -154,28 +136,9 @@ impl PaimonConnector {
         table: &str,
     ) -> Result<Cached<LatestSnapshot>> {
         let key = TableKey::new(database, table);
-        through(&self.catalog, &LATEST_SNAPSHOT, key, || async {
-            let dir = Self::table_dir(database, table);
-            let Some(&id) = self
-                .ids(&format!("{dir}/snapshot"), "snapshot-")
-                .await?
-                .last()
-            else {
-                if self
-                    .ids(&format!("{dir}/schema"), "schema-")
-                    .await?
-                    .is_empty()
-                {
-                    let name = format!("{database}.{table}");
-                    return Err(Error::not_found(&self.catalog.name(), "table", name));
-                }
-                return Ok(LatestSnapshot(None));
-            };
-            let (bytes, location) = self
-                .read_required(&format!("{dir}/snapshot/snapshot-{id}"))
-                .await?;
-            let file: SnapshotFile = format::parse_json(&bytes, &location)?;
-            Ok(LatestSnapshot(Some(file.into())))
+        let name = self.catalog.name();
+        through(&self.catalog, &LATEST_SNAPSHOT, key, || {
+            files::latest_snapshot(&self.warehouse, &name, database, table, None)
         })
         .await
     }
