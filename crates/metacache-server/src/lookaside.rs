@@ -136,6 +136,16 @@ fn cache(
         })
 }
 
+/// `response` with the `Metacache-Lease` header of `lease`, if any.
+fn with_lease(mut response: Response, lease: Option<LeaseToken>) -> Response {
+    if let Some(token) = lease {
+        response
+            .headers_mut()
+            .insert(LEASE_HEADER, HeaderValue::from(token));
+    }
+    response
+}
+
 /// `GET …/{key}[?wait=<ms>]`.
 pub async fn get(
     State(manager): State<Arc<CatalogManager>>,
@@ -144,30 +154,18 @@ pub async fn get(
 ) -> Result<Response, ApiError> {
     let cache = cache(&manager, &target)?;
     let found = |value: &Blob, lease: Option<LeaseToken>| {
-        let mut response = (
+        let response = (
             [(header::CONTENT_TYPE, "application/octet-stream")],
             value.0.clone(),
-        )
-            .into_response();
-        if let Some(token) = lease {
-            response
-                .headers_mut()
-                .insert(LEASE_HEADER, HeaderValue::from(token));
-        }
-        response
+        );
+        with_lease(response.into_response(), lease)
     };
     let missing = |lease: Option<LeaseToken>| {
-        let mut response: Response = ApiError::new(
+        let error = ApiError::new(
             StatusCode::NOT_FOUND,
             format!("No value for key '{}'", target.3),
-        )
-        .into_response();
-        if let Some(token) = lease {
-            response
-                .headers_mut()
-                .insert(LEASE_HEADER, HeaderValue::from(token));
-        }
-        response
+        );
+        with_lease(error.into_response(), lease)
     };
     match cache.lease_get(&target.3) {
         LeaseLookup::Hit(value, refresh) => Ok(found(&value, refresh)),

@@ -24,7 +24,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use metacache_sources::{Connector, Sources};
-use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
@@ -207,16 +206,7 @@ fn main() {
     let Some(server) = seaweed::Seaweed::start(&["bench"]) else {
         return;
     };
-    let s3: Arc<dyn ObjectStore> = Arc::new(
-        AmazonS3Builder::new()
-            .with_bucket_name("bench")
-            .with_region("us-east-1")
-            .with_endpoint(&server.s3_endpoint)
-            .with_allow_http(true)
-            .with_skip_signature(true)
-            .build()
-            .expect("s3"),
-    );
+    let s3: Arc<dyn ObjectStore> = common::bucket_store(&server.s3_endpoint, "bench");
     rt.block_on(async {
         let mut objects = vec![(
             "big.db/events/_table.json".to_owned(),

@@ -11,23 +11,13 @@ use std::sync::Arc;
 use common::{ICEBERG_WRITTEN_AT, create_hive, fixture_warehouse, iceberg_fixture, sources, stats};
 use futures::TryStreamExt;
 use metacache_engines::builtin::hive;
-use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use seaweed::Seaweed;
 
 fn bucket_store(server: &Seaweed, bucket: &str) -> Arc<dyn ObjectStore> {
-    Arc::new(
-        AmazonS3Builder::new()
-            .with_bucket_name(bucket)
-            .with_region("us-east-1")
-            .with_endpoint(&server.s3_endpoint)
-            .with_allow_http(true)
-            .with_skip_signature(true)
-            .build()
-            .expect("s3 client"),
-    )
+    common::bucket_store(&server.s3_endpoint, bucket)
 }
 
 /// Copies the fixture warehouse to `s3://hive/<prefix>/`, keeping object names byte for byte.

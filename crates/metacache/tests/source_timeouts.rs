@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-#[test]
-fn a_hung_rest_catalog_fails_the_load_within_the_request_timeout() {
-    // A server that accepts and then says nothing.
+/// A server on a free loopback port that accepts connections and then says nothing.
+fn silent_server() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     std::thread::spawn(move || {
@@ -19,6 +18,12 @@ fn a_hung_rest_catalog_fails_the_load_within_the_request_timeout() {
             held.push(stream);
         }
     });
+    port
+}
+
+#[test]
+fn a_hung_rest_catalog_fails_the_load_within_the_request_timeout() {
+    let port = silent_server();
     let (_tmp, data) = data_dir();
     let server = Server::start(&data, &[("METACACHE_SOURCE_REQUEST_TIMEOUT_SECONDS", "1")]);
     server.query(&format!(
@@ -47,14 +52,7 @@ fn a_hung_rest_catalog_fails_the_load_within_the_request_timeout() {
 
 #[test]
 fn a_hung_hive_metastore_fails_the_load_within_the_request_timeout_and_is_counted() {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for stream in listener.incoming().flatten() {
-            held.push(stream);
-        }
-    });
+    let port = silent_server();
     let (_tmp, data) = data_dir();
     let server = Server::start(&data, &[("METACACHE_SOURCE_REQUEST_TIMEOUT_SECONDS", "1")]);
     server.query(&format!(

@@ -131,3 +131,18 @@ pub fn iceberg_copy() -> tempfile::TempDir {
     copy_dir(&iceberg_fixture(), dir.path());
     dir
 }
+
+/// An unsigned S3 client of `bucket` at `endpoint` (SeaweedFS on loopback).
+#[cfg(feature = "s3")]
+pub fn bucket_store(endpoint: &str, bucket: &str) -> Arc<dyn object_store::ObjectStore> {
+    Arc::new(
+        object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name(bucket)
+            .with_region("us-east-1")
+            .with_endpoint(endpoint)
+            .with_allow_http(true)
+            .with_skip_signature(true)
+            .build()
+            .expect("s3 client"),
+    )
+}
