@@ -118,3 +118,45 @@ fn a_quota_too_small_shows_its_reason_and_engines_still_get_the_answer() {
         "{s:?}"
     );
 }
+
+#[test]
+fn with_auto_refresh_a_resolution_is_renewed_ahead_of_its_ttl() {
+    let root = namespace_copy();
+    let (_dir, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    // TTL 3 s: due 0.3 s before it.
+    server.query(&format!(
+        "CREATE CATALOG ln PROPERTIES ('type' = 'lance', 'warehouse' = 'file://{}', \
+         'meta.cache.lance.table_access.ttl-second' = '3', \
+         'meta.cache.lance.table_access.auto-refresh' = 'true')",
+        root.path().display()
+    ));
+    let loaded = std::time::Instant::now();
+    assert_eq!(server.http("GET", ACCESS, None, None).0, 200);
+    thread::sleep(std::time::Duration::from_millis(2_800).saturating_sub(loaded.elapsed()));
+    assert_eq!(server.http("GET", ACCESS, None, None).0, 200);
+    let renewed = || {
+        let out = server.query(
+            "SELECT REFRESH_UNCHANGED_COUNT FROM information_schema.catalog_meta_cache_refresh \
+             WHERE catalog_name = 'ln' AND entry_name = 'lance-table-access'",
+        );
+        out.lines().nth(1).unwrap_or_default().trim() == "1"
+    };
+    let started = std::time::Instant::now();
+    while !renewed() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the unchanged resolution was not renewed"
+        );
+        thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Past the first TTL: still the first load's value, no reader waited.
+    thread::sleep(std::time::Duration::from_millis(3_300).saturating_sub(loaded.elapsed()));
+    assert_eq!(server.http("GET", ACCESS, None, None).0, 200);
+    let s = stats(&server);
+    assert_eq!(
+        (s[2].as_str(), s[3].as_str()),
+        ("1", "2"),
+        "one miss; a load and a check: {s:?}"
+    );
+}

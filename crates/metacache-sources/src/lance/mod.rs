@@ -48,7 +48,7 @@ pub const NAMESPACE_TYPE: &str = "lance.namespace.type";
 #[derive(Debug)]
 pub struct LanceConnector {
     catalog: Arc<Catalog>,
-    namespace: Box<dyn Namespace>,
+    namespace: Arc<dyn Namespace>,
     describes: AtomicU64,
 }
 
@@ -62,7 +62,7 @@ impl LanceConnector {
             reason,
         };
         let kind = get(NAMESPACE_TYPE).unwrap_or("dir").to_ascii_lowercase();
-        let namespace: Box<dyn Namespace> = match kind.as_str() {
+        let namespace: Arc<dyn Namespace> = match kind.as_str() {
             "dir" | "directory" => {
                 let root = Warehouse::open(&name, properties)?.ok_or_else(|| Error::NoSource {
                     catalog: name.clone(),
@@ -74,7 +74,7 @@ impl LanceConnector {
                         Some((k.strip_prefix("storage.")?.to_owned(), v.to_owned()))
                     })
                     .collect();
-                Box::new(DirectoryNamespace::new(&name, root, options))
+                Arc::new(DirectoryNamespace::new(&name, root, options))
             }
             "rest" => {
                 let uri =
@@ -84,7 +84,7 @@ impl LanceConnector {
                         "'uri' must be an http(s) URL, not '{uri}'"
                     )));
                 }
-                Box::new(RestNamespace::new(
+                Arc::new(RestNamespace::new(
                     &name,
                     uri,
                     get("lance.namespace.token").map(str::to_owned),
@@ -97,6 +97,7 @@ impl LanceConnector {
                 )));
             }
         };
+        register_refresher(&catalog, &namespace);
         Ok(Self {
             catalog,
             namespace,
@@ -154,6 +155,32 @@ impl LanceConnector {
     pub async fn current_table_access(&self, database: &str, table: &str) -> Result<TableAccess> {
         self.describe(database, table).await
     }
+}
+
+/// Registers how a table's resolution is reloaded without a caller (refresh-ahead, when an admin
+/// turns `meta.cache.lance.table_access.auto-refresh` on: describing the table is the check, so
+/// it is off by default). An unchanged resolution is renewed; one that now carries credentials
+/// is never kept (§8.1): the refresh fails and the value serves until its TTL.
+fn register_refresher(catalog: &Catalog, namespace: &Arc<dyn Namespace>) {
+    use metacache_cache::{Refreshed, refresher};
+    let ns = Arc::clone(namespace);
+    catalog.set_refresher(
+        &TABLE_ACCESS,
+        refresher(move |key: TableKey, old: Cached<TableAccess>| {
+            let ns = Arc::clone(&ns);
+            async move {
+                let access = ns.describe(&key.database, &key.table).await?;
+                if let Err(reason) = access.cacheability() {
+                    return Err(format!("the resolution is not kept: {}", reason.as_str()).into());
+                }
+                Ok(if access == *old {
+                    Refreshed::Unchanged
+                } else {
+                    Refreshed::Changed(access)
+                })
+            }
+        }),
+    );
 }
 
 fn info(access: &TableAccess) -> TableAccessInfo {
