@@ -27,7 +27,6 @@ use tokio::sync::watch;
 
 use super::{Inner, ManagedCache};
 use crate::counters::CacheCounters;
-use crate::slot::NEVER;
 use crate::{Admission, Cached};
 
 /// A lease handed out, as the caller sees it.
@@ -106,7 +105,8 @@ where
         let inner = &*self.inner;
         if let Some(hit) = inner.lookup(key) {
             inner.accounting.counters.hits.increment();
-            return LeaseLookup::Hit(hit.clone(), self.refresh_lease(key, &hit));
+            let lease = self.refresh_lease(key, &hit);
+            return LeaseLookup::Hit(hit, lease);
         }
         CacheCounters::add(&inner.accounting.counters.misses, 1);
         if !inner.enabled || inner.retired.load(SeqCst) {
@@ -133,14 +133,10 @@ where
     /// The refresh lease of a hit due for refresh, to one caller per value.
     fn refresh_lease(&self, key: &K, hit: &Cached<V>) -> Option<LeaseToken> {
         let inner = &*self.inner;
-        let deadline = hit.deadline();
-        if inner.margin_nanos == 0 || deadline == NEVER {
+        if !inner.is_due(hit) {
             return None;
         }
         let now = inner.clock.now_nanos();
-        if now < deadline.saturating_sub(inner.margin_nanos) {
-            return None;
-        }
         let mut table = inner.leases.table.lock();
         if table.contains_key(key) || !hit.try_start_refresh() {
             return None;

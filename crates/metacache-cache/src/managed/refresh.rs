@@ -46,15 +46,9 @@ where
     /// A hit on `hit`: starts its background refresh if it is due and none was started.
     #[inline]
     pub(super) fn after_hit(&self, key: &K, hit: &Cached<V>) {
-        let inner = &*self.inner;
-        let deadline = hit.deadline();
-        if deadline == NEVER
-            || inner.clock.now_nanos() < deadline.saturating_sub(inner.margin_nanos)
-            || !hit.try_start_refresh()
-        {
-            return;
+        if self.inner.is_due(hit) && hit.try_start_refresh() {
+            self.start_refresh(key.clone(), hit.clone());
         }
-        self.start_refresh(key.clone(), hit.clone());
     }
 
     fn start_refresh(&self, key: K, old: Cached<V>) {
@@ -120,6 +114,15 @@ where
     K: Hash + Eq + Clone + EstimateSize + Send + Sync + 'static,
     V: EstimateSize + Send + Sync + 'static,
 {
+    /// Whether `value` is past its due point: refresh-ahead is on, it expires, and less than the
+    /// margin is left.
+    pub(super) fn is_due(&self, value: &Cached<V>) -> bool {
+        let deadline = value.deadline();
+        self.margin_nanos != 0
+            && deadline != NEVER
+            && self.clock.now_nanos() >= deadline.saturating_sub(self.margin_nanos)
+    }
+
     /// A refresh found `old` unchanged: its deadline starts again, and it may be refreshed again
     /// at its next due point. If its hard TTL took it out of the map meanwhile, it goes back in
     /// through admission. `false` if an invalidation fenced the refresh.

@@ -35,13 +35,14 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use hive_metastore::{NotificationEvent, NotificationEventRequest};
-use metacache_catalog::{Catalog, ResetReason, SourceEvents, TableKey};
+use metacache_catalog::{CacheId, Catalog, MetaKey, ResetReason, SourceEvents, TableKey};
 use metacache_engines::builtin::hive;
+use metacache_estimate::EstimateSize;
 use volo_thrift::ClientError;
 
 use super::thrift::{Call, ThriftMetastore};
 use super::values::{LocationKey, PartitionKey};
-use super::{ColumnKey, PARTITION_VIEW};
+use super::{ColumnKey, ColumnStatistics, HivePartition, PARTITION_VIEW, PartitionNames};
 use crate::{Error, Result};
 
 /// Events asked for in one `get_next_notification` call.
@@ -334,8 +335,26 @@ fn location_matches(location: &str, wanted: &Values) -> bool {
     !wanted.is_empty() && name_matches(&components[start..].join("/"), wanted)
 }
 
-fn same_table(database: &str, table: &str, key: &TableKey) -> bool {
-    database.eq_ignore_ascii_case(&key.database) && table.eq_ignore_ascii_case(&key.table)
+/// Removes, from cache `id` of `catalog` if it is built, the values of `table` (names compare
+/// without case, as the metastore folds them) for which `also` holds.
+fn drop_values<K, V>(
+    catalog: &Catalog,
+    id: &CacheId<K, V>,
+    table: &TableKey,
+    also: impl Fn(&K) -> bool,
+) where
+    K: MetaKey,
+    V: EstimateSize + Send + Sync + 'static,
+{
+    if let Some(cache) = catalog.built_cache(id) {
+        cache.invalidate_keys_if(|k| {
+            k.database()
+                .is_some_and(|d| d.eq_ignore_ascii_case(&table.database))
+                && k.table()
+                    .is_some_and(|t| t.eq_ignore_ascii_case(&table.table))
+                && also(k)
+        });
+    }
 }
 
 /// Removes what `effect` makes stale from `catalog`'s caches: (tables, partitions) counted.
@@ -354,17 +373,14 @@ fn apply(catalog: &Catalog, effect: &Effect) -> (u64, u64) {
         }
         Effect::PartitionSet(table, values) => {
             for engine in METASTORE_ENGINES {
-                let names = metacache_catalog::CacheId::<TableKey, super::PartitionNames>::new(
-                    engine,
-                    hive::PARTITION_NAMES,
+                drop_values(
+                    catalog,
+                    &CacheId::<TableKey, PartitionNames>::new(engine, hive::PARTITION_NAMES),
+                    table,
+                    |_| true,
                 );
-                if let Some(cache) = catalog.built_cache(&names) {
-                    cache.invalidate_keys_if(|k| same_table(&k.database, &k.table, table));
-                }
             }
-            if let Some(cache) = catalog.built_cache(&PARTITION_VIEW) {
-                cache.invalidate_keys_if(|k| same_table(&k.database, &k.table, table));
-            }
+            drop_values(catalog, &PARTITION_VIEW, table, |_| true);
             partition_objects(catalog, table, values);
             (0, values.len() as u64)
         }
@@ -378,13 +394,12 @@ fn apply(catalog: &Catalog, effect: &Effect) -> (u64, u64) {
         }
         Effect::ColumnStats(table) => {
             for engine in METASTORE_ENGINES {
-                let id = metacache_catalog::CacheId::<ColumnKey, super::ColumnStatistics>::new(
-                    engine,
-                    hive::COLUMN_STATS,
+                drop_values(
+                    catalog,
+                    &CacheId::<ColumnKey, ColumnStatistics>::new(engine, hive::COLUMN_STATS),
+                    table,
+                    |_| true,
                 );
-                if let Some(cache) = catalog.built_cache(&id) {
-                    cache.invalidate_keys_if(|k| same_table(&k.database, &k.table, table));
-                }
             }
             (1, 0)
         }
@@ -394,28 +409,21 @@ fn apply(catalog: &Catalog, effect: &Effect) -> (u64, u64) {
 /// The partitions of `values` and their listings.
 fn partition_objects(catalog: &Catalog, table: &TableKey, values: &[Values]) {
     for engine in METASTORE_ENGINES {
-        let id = metacache_catalog::CacheId::<PartitionKey, super::HivePartition>::new(
-            engine,
-            hive::PARTITION,
+        drop_values(
+            catalog,
+            &CacheId::<PartitionKey, HivePartition>::new(engine, hive::PARTITION),
+            table,
+            |k| values.iter().any(|v| name_matches(&k.name, v)),
         );
-        if let Some(cache) = catalog.built_cache(&id) {
-            cache.invalidate_keys_if(|k| {
-                same_table(&k.database, &k.table, table)
-                    && values.iter().any(|v| name_matches(&k.name, v))
-            });
-        }
     }
     listings(catalog, table, values);
 }
 
 /// The file listings of the partitions of `values`, or every listing of the table.
 fn listings(catalog: &Catalog, table: &TableKey, values: &[Values]) {
-    if let Some(cache) = catalog.built_cache(&super::FILE) {
-        cache.invalidate_keys_if(|k: &LocationKey| {
-            same_table(&k.database, &k.table, table)
-                && (values.is_empty() || values.iter().any(|v| location_matches(&k.location, v)))
-        });
-    }
+    drop_values(catalog, &super::FILE, table, |k: &LocationKey| {
+        values.is_empty() || values.iter().any(|v| location_matches(&k.location, v))
+    });
 }
 
 impl ThriftMetastore {
