@@ -36,6 +36,7 @@ mod managed;
 pub mod redact;
 pub mod refresh;
 mod scale;
+pub mod scope;
 mod sketch;
 mod slot;
 mod stats;

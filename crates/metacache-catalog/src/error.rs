@@ -38,6 +38,16 @@ pub enum Error {
         /// The longest interval.
         max: u64,
     },
+    /// A scope setting (`scope.refresh-window.*`) out of range.
+    #[error("Invalid value for property '{key}': '{value}' ({expected})")]
+    InvalidScopeSetting {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+        /// What it takes.
+        expected: &'static str,
+    },
     /// A property key or value that is not acceptable text.
     #[error("Invalid property {what}: {reason}")]
     InvalidProperty {

@@ -34,6 +34,7 @@ pub mod memory;
 pub mod node_config;
 mod properties;
 pub mod reach;
+pub mod scopes;
 pub mod store;
 pub mod validate;
 

@@ -142,6 +142,9 @@ fn check_key(
         parse_polling_interval(key, value)?;
         return Ok(None);
     }
+    if crate::scopes::check(key, value)? {
+        return Ok(None);
+    }
     if let Some(rest) = key.strip_prefix(KEY_PREFIX) {
         return match EntryKey::parse(key) {
             Some(entry_key)

@@ -181,6 +181,8 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "metrics_cache_labels",
             "external_meta_cache_refresh_max_concurrency",
             "external_meta_cache_lease_timeout_ms",
+            "external_meta_cache_scope_max_count",
+            "external_meta_cache_scope_max_entries",
             "sample_catalog",
             "node_memory_budget_bytes",
             "external_meta_cache_max_weight_bytes"
@@ -205,7 +207,9 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "query_timeout_seconds",
             "metrics_cache_labels",
             "external_meta_cache_refresh_max_concurrency",
-            "external_meta_cache_lease_timeout_ms"
+            "external_meta_cache_lease_timeout_ms",
+            "external_meta_cache_scope_max_count",
+            "external_meta_cache_scope_max_entries"
         ]
     );
 }

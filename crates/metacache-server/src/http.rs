@@ -50,6 +50,7 @@ pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) 
         )
         .with_state(manager);
     let metadata = metadata::routes(Arc::clone(engine.sources()));
+    let scopes = crate::scopes::routes(Arc::clone(engine.sources()));
     let api = Router::new()
         .route("/metrics", get(metrics_text))
         .route("/api/v1/sql", post(sql))
@@ -67,6 +68,7 @@ pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) 
         .with_state(state.clone())
         .merge(caches)
         .merge(metadata)
+        .merge(scopes)
         .layer(middleware::from_fn_with_state(state, authorize));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))

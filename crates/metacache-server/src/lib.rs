@@ -22,6 +22,7 @@ pub mod metadata;
 pub mod metrics;
 pub mod mysql;
 pub mod prepared;
+pub mod scopes;
 pub mod slots;
 pub mod tls;
 
@@ -124,6 +125,7 @@ pub async fn serve(
         shutdown.await;
         let _ = stop_tx.send(true);
     });
+    scopes::spawn_sweeper(engine.sources());
     let router = http::router(
         Arc::clone(&engine),
         options.http_token.clone(),

@@ -67,6 +67,20 @@ pub trait Connector: Send + Sync {
         })
     }
 
+    /// A table's resolution for a scan scope (§8.2): its location and the options to open it
+    /// with, credentials the source vends included (never cached node-wide). `previous` is what
+    /// the scope holds: a source may renew only its credentials and keep the rest (Iceberg keeps
+    /// the metadata file the scan started on).
+    async fn scoped_access(
+        &self,
+        database: &str,
+        table: &str,
+        previous: Option<std::sync::Arc<metacache_cache::scope::Resolution>>,
+    ) -> Result<metacache_cache::scope::Resolution> {
+        let _ = (database, table, previous);
+        Err(crate::scoped::unsupported(self.kind()))
+    }
+
     /// The statistics of a table's columns that have them (`ANALYZE … FOR COLUMNS`).
     async fn column_statistics(
         &self,

@@ -57,6 +57,7 @@ pub mod model;
 pub mod network;
 #[cfg(feature = "paimon")]
 pub mod paimon;
+mod scoped;
 mod sources;
 mod warehouse;
 
@@ -65,6 +66,9 @@ pub use error::{Error, Result};
 pub use model::{
     ColumnInfo, DataFile, FileListing, PartitionFiles, PartitionInfo, PartitionTotals,
     SnapshotInfo, SnapshotKey, TableAccessInfo, TableInfo, TableSchema,
+};
+pub use scoped::{
+    OpenScopeError, ScopeRequest, carries_credentials, vended_expiry, vended_resolution,
 };
 pub use sources::Sources;
 

@@ -8,8 +8,8 @@ use common::*;
 
 /// Series of one cache in use without failures, invalidations or rejections (docs/metrics.md).
 const PER_CACHE: usize = 9;
-/// Node-level series, whatever the catalogs.
-const NODE_SERIES: usize = 16;
+/// Node-level series, whatever the catalogs (16, and 11 of scan scopes).
+const NODE_SERIES: usize = 27;
 /// Series of the load-time histogram per kind of cache (engine and entry) that has loaded:
 /// 16 buckets, `_sum`, `_count`.
 const PER_KIND: usize = 18;

@@ -159,7 +159,8 @@ impl CatalogManager {
         self.store.commit(&Change::DeleteCatalog(name.to_owned()))?;
         self.catalogs.write().remove(name);
         catalog.apply_drop();
-        tracing::info!(catalog = name, "catalog dropped");
+        let scopes = self.scopes().close_catalog(name);
+        tracing::info!(catalog = name, scopes, "catalog dropped");
         Ok(Outcome {
             changed: true,
             ..Outcome::default()
@@ -196,7 +197,9 @@ impl CatalogManager {
             catalog.apply_rename(def);
             catalogs.insert(new_name.to_owned(), Arc::clone(&catalog));
         }
-        tracing::info!(catalog = new_name, from = name, "catalog renamed");
+        // Scopes name their catalog; a scan does not follow a rename.
+        let scopes = self.scopes().close_catalog(name);
+        tracing::info!(catalog = new_name, from = name, scopes, "catalog renamed");
         Ok(Outcome {
             changed: true,
             ..Outcome::default()

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use metacache_cache::scope::Scopes;
 use metacache_cache::{Clock, GovernorOptions, MemoryGovernor};
 use metacache_engines::{EngineDef, EngineRegistry};
 use metacache_ledger::size::NodeWeight;
@@ -137,6 +138,8 @@ pub struct CatalogManager {
     registry: Arc<EngineRegistry>,
     store: Arc<dyn CatalogStore>,
     governor: Arc<MemoryGovernor>,
+    /// The node's scan scopes (§8.2).
+    scopes: Arc<Scopes>,
     catalogs: RwLock<BTreeMap<String, Arc<Catalog>>>,
     node: Mutex<NodeState>,
     /// Serialises statements: validate → commit → apply.
@@ -169,6 +172,8 @@ impl CatalogManager {
             .refresh_limiter()
             .set_max(refresh_bound(&node.config));
         governor.set_lease_timeout(lease_timeout(&node.config));
+        let scopes = Arc::new(Scopes::new(governor.clock().clone()));
+        apply_scope_limits(&scopes, &node.config);
         let stored = options.store.load()?;
         let mut load_warnings = Vec::new();
         for engine in stored.engines {
@@ -206,6 +211,7 @@ impl CatalogManager {
             registry: options.registry,
             store: options.store,
             governor,
+            scopes,
             catalogs: RwLock::new(catalogs),
             node: Mutex::new(node),
             ddl: Mutex::new(()),
@@ -221,6 +227,11 @@ impl CatalogManager {
     /// The engines.
     pub fn registry(&self) -> &Arc<EngineRegistry> {
         &self.registry
+    }
+
+    /// The node's scan scopes (§8.2).
+    pub fn scopes(&self) -> &Arc<Scopes> {
+        &self.scopes
     }
 
     /// The memory governor of this node's caches.
@@ -341,6 +352,7 @@ impl CatalogManager {
                 .refresh_limiter()
                 .set_max(refresh_bound(&node.config));
             self.governor.set_lease_timeout(lease_timeout(&node.config));
+            apply_scope_limits(&self.scopes, &node.config);
             tracing::info!(key = %key, value, limit = ?limit, "frontend config changed");
         }
         self.governor.reclaim_now();
@@ -416,6 +428,16 @@ impl CatalogManager {
 /// `external_meta_cache_refresh_max_concurrency` as the limiter takes it.
 fn refresh_bound(config: &NodeConfig) -> usize {
     usize::try_from(config.external_meta_cache_refresh_max_concurrency).unwrap_or(usize::MAX)
+}
+
+/// `external_meta_cache_scope_max_count`, `external_meta_cache_scope_max_entries`, and the lease
+/// timeout as the longest wait for a scope's refresh.
+fn apply_scope_limits(scopes: &Scopes, config: &NodeConfig) {
+    scopes.set_limits(
+        usize::try_from(config.external_meta_cache_scope_max_count).unwrap_or(usize::MAX),
+        usize::try_from(config.external_meta_cache_scope_max_entries).unwrap_or(usize::MAX),
+        lease_timeout(config),
+    );
 }
 
 /// `external_meta_cache_lease_timeout_ms` as a duration.

@@ -32,6 +32,12 @@ pub const REFRESH_MAX_CONCURRENCY: &str = "external_meta_cache_refresh_max_concu
 /// How long a look-aside lease lasts.
 pub const LEASE_TIMEOUT: &str = "external_meta_cache_lease_timeout_ms";
 
+/// The bound on open scan scopes.
+pub const MAX_SCOPES: &str = "external_meta_cache_scope_max_count";
+
+/// The bound on tables per scan scope.
+pub const SCOPE_MAX_ENTRIES: &str = "external_meta_cache_scope_max_entries";
+
 /// Every key, in documentation order.
 pub const KEYS: &[ConfigKey] = &[
     ConfigKey {
@@ -409,6 +415,32 @@ pub const KEYS: &[ConfigKey] = &[
         set: |c, v| {
             c.external_meta_cache_lease_timeout_ms = whole_number(v, 100, 3_600_000)
                 .ok_or_else(|| invalid(LEASE_TIMEOUT, v, "milliseconds, 100 to 3600000"))?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: MAX_SCOPES,
+        value_type: "integer",
+        mutable: true,
+        comment: "scan scopes (POST /api/v1/scopes) open at once on the node, 0 to 1000000; more are refused until one closes or expires",
+        secret: false,
+        get: |c| c.external_meta_cache_scope_max_count.to_string(),
+        set: |c, v| {
+            c.external_meta_cache_scope_max_count = whole_number(v, 0, 1_000_000)
+                .ok_or_else(|| invalid(MAX_SCOPES, v, "a whole number, 0 to 1000000"))?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: SCOPE_MAX_ENTRIES,
+        value_type: "integer",
+        mutable: true,
+        comment: "tables one scan scope holds, 1 to 1000000; a new one replaces the least recently used table no task holds",
+        secret: false,
+        get: |c| c.external_meta_cache_scope_max_entries.to_string(),
+        set: |c, v| {
+            c.external_meta_cache_scope_max_entries = whole_number(v, 1, 1_000_000)
+                .ok_or_else(|| invalid(SCOPE_MAX_ENTRIES, v, "a whole number, 1 to 1000000"))?;
             Ok(())
         },
     },

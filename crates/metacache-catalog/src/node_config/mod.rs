@@ -84,6 +84,10 @@ pub struct NodeConfig {
     /// `external_meta_cache_lease_timeout_ms`: how long a look-aside lease lasts before another
     /// caller may take the key's lease (a crashed holder blocks its key no longer).
     pub external_meta_cache_lease_timeout_ms: u64,
+    /// `external_meta_cache_scope_max_count`: scan scopes open at once on the node.
+    pub external_meta_cache_scope_max_count: u64,
+    /// `external_meta_cache_scope_max_entries`: tables one scan scope holds.
+    pub external_meta_cache_scope_max_entries: u64,
 }
 
 impl Default for NodeConfig {
@@ -115,6 +119,8 @@ impl Default for NodeConfig {
             metrics_cache_labels: "cache".to_owned(),
             external_meta_cache_refresh_max_concurrency: 10,
             external_meta_cache_lease_timeout_ms: 10_000,
+            external_meta_cache_scope_max_count: 1024,
+            external_meta_cache_scope_max_entries: 1024,
         }
     }
 }

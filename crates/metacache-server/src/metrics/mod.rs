@@ -124,6 +124,79 @@ fn refresh_families(manager: &CatalogManager) -> Vec<MetricFamily> {
     ]
 }
 
+/// Scan scopes (§8.2), node-wide: scope ids are not labels (unbounded, and a capability).
+fn scope_families(manager: &CatalogManager) -> Vec<MetricFamily> {
+    let scopes = manager.scopes();
+    let s = scopes.stats();
+    let mut ended = family(
+        "metacache_scopes_ended_total",
+        "Scan scopes ended, by reason: closed (DELETE, or their catalog dropped or renamed) or expired (idle past their timeout).",
+        true,
+    );
+    for (reason, n) in [("closed", s.closed), ("expired", s.expired)] {
+        ended
+            .mut_metric()
+            .push(sample(vec![label("reason", reason)], n as f64, true));
+    }
+    vec![
+        single(
+            "metacache_scopes_open",
+            "Scan scopes open now.",
+            false,
+            s.open as f64,
+        ),
+        single(
+            "metacache_scopes_max",
+            "external_meta_cache_scope_max_count: the most scan scopes open at once.",
+            false,
+            scopes.limits().0 as f64,
+        ),
+        single(
+            "metacache_scopes_opened_total",
+            "Scan scopes opened.",
+            true,
+            s.opened as f64,
+        ),
+        ended,
+        single(
+            "metacache_scope_accesses_total",
+            "Table accesses asked of scan scopes.",
+            true,
+            s.accesses as f64,
+        ),
+        single(
+            "metacache_scope_source_calls_total",
+            "Calls from scan scopes to sources (first resolutions and credential refreshes, failed ones included).",
+            true,
+            s.resolutions as f64,
+        ),
+        single(
+            "metacache_scope_source_call_failures_total",
+            "Calls from scan scopes to sources that failed (retried after a backoff).",
+            true,
+            s.failures as f64,
+        ),
+        single(
+            "metacache_scope_credential_refreshes_total",
+            "Resolutions of scan scopes replaced by a successful refresh.",
+            true,
+            s.refreshes as f64,
+        ),
+        single(
+            "metacache_scope_waits_total",
+            "Accesses that waited for a running refresh.",
+            true,
+            s.waits as f64,
+        ),
+        single(
+            "metacache_scope_refused_total",
+            "Accesses answered with an error: nothing with the asked remaining life could be handed out.",
+            true,
+            s.refused as f64,
+        ),
+    ]
+}
+
 /// The change feeds of catalogs that poll their source (`catalog_meta_cache_events`).
 fn source_event_families(
     catalogs: &[std::sync::Arc<metacache_catalog::Catalog>],
@@ -250,6 +323,7 @@ pub fn render(manager: &CatalogManager) -> String {
     families.push(catalog_used);
     families.extend(source_event_families(&catalogs));
     families.extend(refresh_families(manager));
+    families.extend(scope_families(manager));
     let governor = manager.governor();
     let node = governor.node();
     let reclaim = governor.reclaim_stats();

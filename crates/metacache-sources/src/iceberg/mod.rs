@@ -458,6 +458,20 @@ impl Connector for IcebergConnector {
         "iceberg"
     }
 
+    /// REST catalogs vend credentials (`X-Iceberg-Access-Delegation`) and renew them through
+    /// the `/credentials` endpoint; other catalogs answer the location and the metadata file,
+    /// which the scope keeps for the scan.
+    async fn scoped_access(
+        &self,
+        database: &str,
+        table: &str,
+        previous: Option<Arc<metacache_cache::scope::Resolution>>,
+    ) -> Result<metacache_cache::scope::Resolution> {
+        self.tables
+            .scoped_access(database, table, previous.as_deref())
+            .await
+    }
+
     async fn databases(&self) -> Result<Vec<String>> {
         self.tables.namespaces().await
     }

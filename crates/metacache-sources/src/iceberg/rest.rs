@@ -2,12 +2,19 @@
 //! current metadata file; metacache reads that file (and the manifests) itself, from S3.
 //!
 //! Only the read side of the REST API is used: `GET /v1/config`, `GET /v1/{prefix}/namespaces`,
-//! `GET /v1/{prefix}/namespaces/{ns}/tables`, `GET /v1/{prefix}/namespaces/{ns}/tables/{t}`.
+//! `GET /v1/{prefix}/namespaces/{ns}/tables`, `GET /v1/{prefix}/namespaces/{ns}/tables/{t}`,
+//! and for scan scopes (§8.2) the same with `X-Iceberg-Access-Delegation: vended-credentials`
+//! and `GET …/tables/{t}/credentials` (renewal; a server without it is asked `loadTable` again,
+//! and remembered as such).
 //! Written on `reqwest` (already in the tree through `object_store`) rather than on
 //! `iceberg-catalog-rest`, whose catalog insists on building a `FileIO` for every table while all
 //! our reads go through `object_store`.
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use async_trait::async_trait;
+use metacache_cache::scope::Resolution;
 use reqwest::StatusCode;
 use serde::Deserialize;
 use tokio::sync::OnceCell;
@@ -18,6 +25,9 @@ use crate::{Error, Result};
 
 /// An Iceberg REST catalog.
 pub struct RestCatalog {
+    /// The server has no `/credentials` endpoint (404, 405 or 501 while `loadTable` worked):
+    /// renew through `loadTable`.
+    no_credentials_endpoint: AtomicBool,
     client: reqwest::Client,
     uri: String,
     warehouse: Option<String>,
@@ -69,11 +79,55 @@ struct LoadTableResponse {
     metadata_location: Option<String>,
 }
 
+/// `loadTable` with vended credentials: the table's `config` and `storage-credentials`.
+#[derive(Deserialize)]
+struct VendedTableResponse {
+    #[serde(rename = "metadata-location")]
+    metadata_location: Option<String>,
+    #[serde(default)]
+    metadata: Option<TableMetadataLocation>,
+    #[serde(default)]
+    config: BTreeMap<String, String>,
+    #[serde(default, rename = "storage-credentials")]
+    storage_credentials: Vec<StorageCredential>,
+}
+
+#[derive(Deserialize)]
+struct TableMetadataLocation {
+    location: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct StorageCredential {
+    prefix: String,
+    #[serde(default)]
+    config: BTreeMap<String, String>,
+}
+
+/// `GET …/credentials`.
+#[derive(Deserialize)]
+struct CredentialsResponse {
+    #[serde(default, rename = "storage-credentials")]
+    storage_credentials: Vec<StorageCredential>,
+}
+
+/// The credential of the most specific prefix of `location` (REST spec: the longest).
+fn credential_for(
+    location: &str,
+    credentials: Vec<StorageCredential>,
+) -> Option<StorageCredential> {
+    credentials
+        .into_iter()
+        .filter(|c| location.starts_with(c.prefix.as_str()))
+        .max_by_key(|c| c.prefix.len())
+}
+
 impl RestCatalog {
     /// The catalog at `uri` (`http://host:port`, without `/v1`), for the REST warehouse
     /// `warehouse`, authenticating with a bearer `token` when given.
     pub fn new(catalog: &str, uri: &str, warehouse: Option<String>, token: Option<String>) -> Self {
         Self {
+            no_credentials_endpoint: AtomicBool::new(false),
             client: crate::network::http_client(),
             uri: uri.trim_end_matches('/').to_owned(),
             warehouse,
@@ -88,8 +142,21 @@ impl RestCatalog {
         path: &str,
         not_found: impl FnOnce() -> Error,
     ) -> Result<T> {
+        self.get_vended(path, not_found, false).await
+    }
+
+    /// `get`, asking for vended credentials when `vended`.
+    async fn get_vended<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        not_found: impl FnOnce() -> Error,
+        vended: bool,
+    ) -> Result<T> {
         let url = format!("{}{path}", self.uri);
         let mut request = self.client.get(&url);
+        if vended {
+            request = request.header("X-Iceberg-Access-Delegation", "vended-credentials");
+        }
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
@@ -120,6 +187,16 @@ impl RestCatalog {
         }
     }
 
+    /// `/v1{prefix}/namespaces/{ns}/tables/{t}`.
+    async fn table_path(&self, namespace: &str, table: &str) -> Result<String> {
+        let prefix = self.prefix().await?;
+        Ok(format!(
+            "/v1{prefix}/namespaces/{}/tables/{}",
+            namespace_path(namespace),
+            namespace_path(table)
+        ))
+    }
+
     async fn prefix(&self) -> Result<&str> {
         self.prefix
             .get_or_try_init(|| async {
@@ -142,6 +219,12 @@ impl RestCatalog {
             .await
             .map(String::as_str)
     }
+}
+
+/// Whether a REST error says the route is not implemented (405, 501).
+fn unimplemented(error: &Error) -> bool {
+    matches!(error, Error::Invalid { reason, .. }
+        if reason.starts_with("405") || reason.starts_with("501"))
 }
 
 /// A namespace in a URL path: its levels joined by the unit separator (REST spec).
@@ -194,13 +277,97 @@ impl TableCatalog for RestCatalog {
         tables_of_known_database(names, &self.catalog, namespace, self.namespaces()).await
     }
 
+    async fn scoped_access(
+        &self,
+        namespace: &str,
+        table: &str,
+        previous: Option<&Resolution>,
+    ) -> Result<Resolution> {
+        let path = self.table_path(namespace, table).await?;
+        let name = || format!("{namespace}.{table}");
+        // Renewal: only the credentials, the scan keeps its metadata file and location.
+        let mut endpoint_missing = false;
+        if let Some(previous) = previous.filter(|p| p.vended)
+            && !self.no_credentials_endpoint.load(Ordering::Relaxed)
+        {
+            let renewed: Result<CredentialsResponse> = self
+                .get(&format!("{path}/credentials"), || {
+                    Error::not_found(&self.catalog, "table", name())
+                })
+                .await;
+            match renewed {
+                Ok(renewed) => {
+                    let mut options: BTreeMap<String, String> = previous
+                        .storage_options
+                        .iter()
+                        .filter(|(k, _)| !crate::scoped::is_credential_key(k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    let credential =
+                        credential_for(&previous.location, renewed.storage_credentials)
+                            .ok_or_else(|| Error::Invalid {
+                                location: format!("{}{path}/credentials", self.uri),
+                                reason: format!(
+                                    "no storage credential covers {}",
+                                    previous.location
+                                ),
+                            })?;
+                    options.extend(credential.config);
+                    return Ok(crate::scoped::vended_resolution(
+                        previous.location.clone(),
+                        previous.metadata_location.clone(),
+                        options,
+                    ));
+                }
+                // A server without the endpoint answers 404, 405 or 501: ask loadTable (and,
+                // if that works, do so from now on). Anything else is this attempt's failure.
+                Err(error) if error.is_not_found() || unimplemented(&error) => {
+                    endpoint_missing = true;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        let loaded: VendedTableResponse = self
+            .get_vended(
+                &path,
+                || Error::not_found(&self.catalog, "table", name()),
+                true,
+            )
+            .await?;
+        if endpoint_missing {
+            tracing::debug!(
+                catalog = %self.catalog,
+                "no /credentials endpoint; renewing through loadTable"
+            );
+            self.no_credentials_endpoint.store(true, Ordering::Relaxed);
+        }
+        let metadata_location = match previous.and_then(|p| p.metadata_location.clone()) {
+            Some(pinned) => pinned,
+            None => loaded.metadata_location.ok_or_else(|| Error::Invalid {
+                location: format!("{}{path}", self.uri),
+                reason: "the catalog returned no metadata-location".to_owned(),
+            })?,
+        };
+        let location = match previous {
+            Some(previous) => previous.location.clone(),
+            None => loaded
+                .metadata
+                .and_then(|m| m.location)
+                .unwrap_or_else(|| super::tables::table_location(&metadata_location)),
+        };
+        let mut options = loaded.config;
+        if let Some(credential) = credential_for(&location, loaded.storage_credentials) {
+            options.extend(credential.config);
+        }
+        Ok(crate::scoped::vended_resolution(
+            location,
+            Some(metadata_location),
+            options,
+        ))
+    }
+
     async fn metadata_location(&self, namespace: &str, table: &str) -> Result<String> {
-        let prefix = self.prefix().await?;
-        let path = format!(
-            "/v1{prefix}/namespaces/{}/tables/{}",
-            namespace_path(namespace),
-            namespace_path(table)
-        );
+        let path = self.table_path(namespace, table).await?;
         let name = || format!("{namespace}.{table}");
         let loaded: LoadTableResponse = self
             .get(&path, || Error::not_found(&self.catalog, "table", name()))
@@ -209,5 +376,44 @@ impl TableCatalog for RestCatalog {
             location: format!("{}{path}", self.uri),
             reason: "the catalog returned no metadata-location".to_owned(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credential(prefix: &str) -> StorageCredential {
+        StorageCredential {
+            prefix: prefix.to_owned(),
+            config: BTreeMap::from([("s3.access-key-id".to_owned(), prefix.to_owned())]),
+        }
+    }
+
+    #[test]
+    fn the_longest_matching_prefix_wins() {
+        let all = || {
+            vec![
+                credential("s3://bucket/"),
+                credential("s3://bucket/wh/shop/"),
+                credential("s3://other/"),
+            ]
+        };
+        let chosen = credential_for("s3://bucket/wh/shop/trips", all()).expect("a match");
+        assert_eq!(chosen.prefix, "s3://bucket/wh/shop/");
+        let chosen = credential_for("s3://bucket/wh/sales/t", all()).expect("a match");
+        assert_eq!(chosen.prefix, "s3://bucket/");
+        assert!(credential_for("gs://elsewhere/t", all()).is_none());
+    }
+
+    #[test]
+    fn only_405_and_501_mean_the_route_is_missing() {
+        let invalid = |reason: &str| Error::Invalid {
+            location: "x".to_owned(),
+            reason: reason.to_owned(),
+        };
+        assert!(unimplemented(&invalid("405 Method Not Allowed: ")));
+        assert!(unimplemented(&invalid("501 Not Implemented: ")));
+        assert!(!unimplemented(&invalid("503 Service Unavailable: down")));
     }
 }

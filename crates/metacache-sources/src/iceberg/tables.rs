@@ -10,6 +10,7 @@
 use std::path::PathBuf;
 
 use async_trait::async_trait;
+use metacache_cache::scope::Resolution;
 use object_store::ObjectStoreExt as _;
 
 use crate::error::tables_of_known_database;
@@ -26,6 +27,38 @@ pub trait TableCatalog: Send + Sync {
     async fn tables(&self, namespace: &str) -> Result<Vec<String>>;
     /// The location of the table's current metadata file.
     async fn metadata_location(&self, namespace: &str, table: &str) -> Result<String>;
+
+    /// A table's resolution for a scan scope: the metadata file the scan started on (kept from
+    /// `previous`) and the table's location. Catalogs that vend credentials override it.
+    async fn scoped_access(
+        &self,
+        namespace: &str,
+        table: &str,
+        previous: Option<&Resolution>,
+    ) -> Result<Resolution> {
+        let metadata_location = match previous.and_then(|p| p.metadata_location.clone()) {
+            Some(pinned) => pinned,
+            None => self.metadata_location(namespace, table).await?,
+        };
+        Ok(Resolution {
+            location: table_location(&metadata_location),
+            metadata_location: Some(metadata_location),
+            storage_options: Default::default(),
+            vended: false,
+            expires_at_millis: None,
+        })
+    }
+}
+
+/// The table's location from its metadata file's (`<table>/metadata/<file>.json`).
+pub(crate) fn table_location(metadata_location: &str) -> String {
+    match metadata_location.rsplit_once("/metadata/") {
+        Some((table, _)) => table.to_owned(),
+        None => metadata_location
+            .rsplit_once('/')
+            .map_or(metadata_location, |(dir, _)| dir)
+            .to_owned(),
+    }
 }
 
 /// A SQL catalog in a SQLite file.

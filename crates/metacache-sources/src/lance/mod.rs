@@ -268,6 +268,25 @@ impl Connector for LanceConnector {
         })
     }
 
+    /// The namespace's describe, every time: a scope keeps what it returns (vended
+    /// `storage_options` and their `expires_at_millis` included) for its own tasks only.
+    async fn scoped_access(
+        &self,
+        database: &str,
+        table: &str,
+        _previous: Option<Arc<metacache_cache::scope::Resolution>>,
+    ) -> Result<metacache_cache::scope::Resolution> {
+        let access = self.describe(database, table).await?;
+        let mut resolution =
+            crate::scoped::vended_resolution(access.uri, None, access.storage_options);
+        // Configured (not vended) options are not credentials that expire.
+        if !access.vended {
+            resolution.vended = false;
+            resolution.expires_at_millis = None;
+        }
+        Ok(resolution)
+    }
+
     async fn table_access(
         &self,
         database: &str,

@@ -40,6 +40,20 @@ impl LanceRest {
     /// Serves a copy of the fixture; `vend` makes describeTable vend these storage options
     /// (with an expiry).
     pub fn start(vend: &[(&str, &str)]) -> Option<LanceRest> {
+        let root = namespace_copy();
+        let path = root.path().display().to_string();
+        Self::serve(root, &path, vend, None)
+    }
+
+    /// Serves the namespace at `root_uri` (a directory, or `s3://bucket/prefix` read with the
+    /// `vend` options), vending `vend` with `expires_at_millis` = now + `lifetime_ms` (an hour
+    /// if `None`). `keep` lives as long as the server.
+    pub fn serve(
+        keep: tempfile::TempDir,
+        root_uri: &str,
+        vend: &[(&str, &str)],
+        lifetime_ms: Option<u64>,
+    ) -> Option<LanceRest> {
         let python = std::env::var("METACACHE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
         let importable = Command::new(&python)
             .args(["-c", "import lance.namespace, lance_namespace"])
@@ -53,11 +67,14 @@ impl LanceRest {
             );
             return None;
         }
-        let root = namespace_copy();
+        let root = keep;
         let mut command = Command::new(&python);
         command
             .arg(fixtures().join("serve_namespace.py"))
-            .arg(root.path());
+            .arg(root_uri);
+        if let Some(lifetime) = lifetime_ms {
+            command.args(["--lifetime-ms", &lifetime.to_string()]);
+        }
         if !vend.is_empty() {
             command.arg("--vend");
             command.args(vend.iter().map(|(k, v)| format!("{k}={v}")));

@@ -1,7 +1,7 @@
 //! The system tables of `information_schema`, built from the node's live state each time a
 //! query plans: `catalog_meta_cache_statistics` (§7, 28 columns), `catalog_meta_cache_nodes`,
 //! `catalog_meta_cache_refresh` (refresh-ahead), `catalog_meta_cache_events` (change feeds
-//! from sources), `catalogs`, and the MySQL tables tools browse ([`mysql`]: `tables`, `columns`, `schemata`,
+//! from sources), `catalog_meta_cache_scopes` (scan scopes, [`scopes`]), `catalogs`, and the MySQL tables tools browse ([`mysql`]: `tables`, `columns`, `schemata`,
 //! and empty `statistics`, `key_column_usage`, `table_constraints`, `referential_constraints`,
 //! `views`, `routines`), plus `DUAL`.
 //!
@@ -26,6 +26,7 @@ use metacache_catalog::{CacheRow, CatalogManager};
 use crate::output::{ColumnType, Value};
 
 mod mysql;
+mod scopes;
 
 pub use mysql::sql_type;
 
@@ -171,6 +172,12 @@ pub const SYSTEM_TABLES: &[SystemTable] = &[
         columns: EVENTS,
         comment: "one row per catalog with a change feed (hms_events_polling_interval_ms): cursor, events applied and ignored, invalidations, resets, polls",
         rows: event_rows,
+    },
+    SystemTable {
+        name: "catalog_meta_cache_scopes",
+        columns: scopes::SCOPES,
+        comment: "one row per open scan scope (POST /api/v1/scopes): catalog, label, tables, leases, earliest credential expiry, source calls, refreshes and failures, times",
+        rows: scopes::scope_rows,
     },
     SystemTable {
         name: "catalogs",
