@@ -41,10 +41,13 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c "import pyspark, hmsclient
     fi
 fi
 
-# PostgreSQL on 127.0.0.1:5432 (the jdbc/adbc tests): start an installed cluster that is down;
-# install one (Debian) when there is none. Tests print SKIPPED when none answers.
-if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
-    if ! command -v pg_ctlcluster >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+# PostgreSQL: the jdbc/adbc tests read a server on 127.0.0.1:5432 (an installed cluster that is
+# down is started); the cluster tests run private instances from the binaries under
+# /usr/lib/postgresql (tests/common/postgres.rs). Install it (Debian) when either is missing.
+# Tests print SKIPPED when they cannot run.
+pg_binaries() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
+if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null || ! pg_binaries; then
+    if ! { command -v pg_ctlcluster >/dev/null 2>&1 && pg_binaries; } && command -v apt-get >/dev/null 2>&1; then
         echo "test-deps: installing postgresql (Debian) for the jdbc tests" >&2
         sudo_pg=""; [ "$(id -u)" -ne 0 ] && sudo_pg="sudo"
         DEBIAN_FRONTEND=noninteractive $sudo_pg apt-get install -y -qq --no-install-recommends postgresql >/dev/null \

@@ -482,6 +482,18 @@ impl Catalog {
         self.each_handle(|h| h.invalidate_table(database, table))
     }
 
+    /// Removes the value of text key `key` from cache (`engine`, `entry_name`), if that cache
+    /// is built (a look-aside DELETE made on another node of a cluster).
+    pub fn invalidate_key(&self, engine: &str, entry_name: &str, key: &str) -> bool {
+        let state = self.state.read();
+        state
+            .built
+            .iter()
+            .filter(|b| b.engine == engine && b.entry_name == entry_name)
+            .filter_map(|b| b.handle.as_deref())
+            .any(|h| h.invalidate_text(key))
+    }
+
     fn each_handle(&self, f: impl Fn(&dyn CacheHandle) -> u64) -> u64 {
         let state = self.state.read();
         state

@@ -232,6 +232,38 @@ pub enum StoreError {
         /// Ours.
         supported: u64,
     },
+    /// A shared store cannot be reached (or failed mid-commit): nothing was changed anywhere.
+    #[error("Catalog store {store} is unreachable: {reason}; nothing was changed")]
+    Unavailable {
+        /// The store (`postgres://user@host:port/db`, without a password).
+        store: String,
+        /// What failed.
+        reason: String,
+    },
+    /// A shared store already holds a catalog of that name (another node created it).
+    #[error("Catalog '{catalog}' already exists in the catalog store")]
+    Exists {
+        /// The name.
+        catalog: String,
+    },
+    /// A shared store no longer holds the catalog (another node dropped or renamed it).
+    #[error("Catalog '{catalog}' no longer exists in the catalog store")]
+    Gone {
+        /// The name.
+        catalog: String,
+    },
+}
+
+impl Error {
+    /// A store error as the statement's error: a catalog that exists or is gone elsewhere is
+    /// the same error as on one node.
+    pub(crate) fn from_store(error: StoreError) -> Self {
+        match error {
+            StoreError::Exists { catalog } => Error::CatalogExists { name: catalog },
+            StoreError::Gone { catalog } => Error::UnknownCatalog { name: catalog },
+            other => Error::Store(other),
+        }
+    }
 }
 
 /// Results of this crate.

@@ -15,6 +15,8 @@ pub(crate) trait CacheHandle: Send + Sync {
     fn invalidate_all(&self) -> u64;
     fn invalidate_database(&self, database: &str) -> u64;
     fn invalidate_table(&self, database: &str, table: &str) -> u64;
+    /// Removes the value of a text key ([`MetaKey::from_text`]); `false` for other key types.
+    fn invalidate_text(&self, key: &str) -> bool;
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -50,6 +52,10 @@ where
                 .is_some_and(|d| d.eq_ignore_ascii_case(database))
                 && key.table().is_some_and(|t| t.eq_ignore_ascii_case(table))
         })
+    }
+
+    fn invalidate_text(&self, key: &str) -> bool {
+        K::from_text(key).is_some_and(|key| ManagedCache::invalidate(self, &key))
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -20,10 +20,20 @@ pub trait MetaKey: Hash + Eq + Clone + EstimateSize + Send + Sync + 'static {
     fn table(&self) -> Option<&str> {
         None
     }
+
+    /// The key a text names, for keys that are text (look-aside keys): what a replicated
+    /// look-aside `DELETE` removes on the other nodes of a cluster.
+    fn from_text(_text: &str) -> Option<Self> {
+        None
+    }
 }
 
 /// Keys without a database: only `REFRESH CATALOG` removes them (look-aside caches).
-impl MetaKey for String {}
+impl MetaKey for String {
+    fn from_text(text: &str) -> Option<Self> {
+        Some(text.to_owned())
+    }
+}
 
 /// A database of a catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

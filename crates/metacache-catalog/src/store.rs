@@ -2,8 +2,9 @@
 //!
 //! The manager calls [`CatalogStore::commit`] before it reports a statement as done and before
 //! it changes anything in memory, so an acknowledged statement survives a crash and a failed
-//! commit changes nothing. A store is one node's today; a shared PostgreSQL store for several
-//! nodes implements the same trait later.
+//! commit changes nothing. A store is one node's ([`FileStore`], [`MemoryStore`]) or shared by a
+//! cluster (the PostgreSQL store of `metacache-cluster`), which also carries the cluster-wide
+//! events that change nothing durable ([`Change::Refresh`]) to every node.
 
 mod file;
 mod memory;
@@ -27,10 +28,14 @@ pub struct StoredState {
     pub engines: Vec<EngineDef>,
 }
 
-/// One durable change: what one statement does.
-#[derive(Debug, Clone)]
+/// One change: what one statement does.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "change", rename_all = "snake_case")]
 pub enum Change {
-    /// CREATE or ALTER CATALOG: the whole new definition.
+    /// CREATE CATALOG: a shared store refuses it when the name exists
+    /// ([`StoreError::Exists`]), whichever node created it.
+    CreateCatalog(CatalogDef),
+    /// ALTER CATALOG: the whole new definition.
     PutCatalog(CatalogDef),
     /// DROP CATALOG.
     DeleteCatalog(String),
@@ -46,13 +51,54 @@ pub enum Change {
     PutEngine(EngineDef),
     /// A remote engine removed.
     DeleteEngine(String),
+    /// REFRESH CATALOG / DATABASE / TABLE: nothing durable changes; a shared store carries it
+    /// to every node.
+    Refresh {
+        /// The catalog.
+        catalog: String,
+        /// The database (`None`: the whole catalog).
+        database: Option<String>,
+        /// The table (`None`: the whole database or catalog).
+        table: Option<String>,
+    },
+    /// A look-aside `DELETE`: nothing durable changes; a shared store carries it to every node.
+    InvalidateKey {
+        /// The catalog.
+        catalog: String,
+        /// The engine.
+        engine: String,
+        /// The cache's ENTRY_NAME.
+        entry: String,
+        /// The key.
+        key: String,
+    },
+}
+
+impl Change {
+    /// Whether it changes nothing durable (an event other nodes must see, nothing to write).
+    pub fn is_event_only(&self) -> bool {
+        matches!(self, Change::Refresh { .. } | Change::InvalidateKey { .. })
+    }
+
+    /// The catalog it concerns, if one.
+    pub fn catalog(&self) -> Option<&str> {
+        match self {
+            Change::CreateCatalog(def) | Change::PutCatalog(def) => Some(&def.name),
+            Change::DeleteCatalog(name) => Some(name),
+            Change::RenameCatalog { from, .. } => Some(from),
+            Change::Refresh { catalog, .. } | Change::InvalidateKey { catalog, .. } => {
+                Some(catalog)
+            }
+            Change::PutEngine(_) | Change::DeleteEngine(_) => None,
+        }
+    }
 }
 
 impl StoredState {
     /// Applies `change`, keeping both lists ordered by name.
     pub fn apply(&mut self, change: &Change) {
         match change {
-            Change::PutCatalog(def) => {
+            Change::CreateCatalog(def) | Change::PutCatalog(def) => {
                 self.catalogs.retain(|c| c.name != def.name);
                 self.catalogs.push(def.clone());
                 self.catalogs.sort_by(|a, b| a.name.cmp(&b.name));
@@ -70,6 +116,7 @@ impl StoredState {
                 self.engines.sort_by(|a, b| a.name.cmp(&b.name));
             }
             Change::DeleteEngine(name) => self.engines.retain(|e| &e.name != name),
+            Change::Refresh { .. } | Change::InvalidateKey { .. } => {}
         }
     }
 }

@@ -162,6 +162,9 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "mysql_addr",
             "http_addr",
             "fe_host",
+            "store",
+            "advertise_http",
+            "cluster_node_timeout_ms",
             "auth_users",
             "http_token",
             "http_body_limit",
@@ -204,6 +207,7 @@ fn show_config_lists_every_key_and_filters_like_sql() {
         mutable,
         [
             "external_meta_cache_max_weight",
+            "cluster_node_timeout_ms",
             "query_timeout_seconds",
             "metrics_cache_labels",
             "external_meta_cache_refresh_max_concurrency",

@@ -42,6 +42,9 @@ fn catalog_status(error: &CatalogError) -> StatusCode {
         | CatalogError::UnknownCache { .. }
         | CatalogError::CatalogDropped { .. } => StatusCode::NOT_FOUND,
         CatalogError::CatalogExists { .. } | CatalogError::CacheType { .. } => StatusCode::CONFLICT,
+        CatalogError::Store(metacache_catalog::StoreError::Unavailable { .. }) => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
         CatalogError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
         CatalogError::NotAllowed { .. } => StatusCode::FORBIDDEN,
         _ => StatusCode::BAD_REQUEST,

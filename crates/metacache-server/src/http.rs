@@ -60,6 +60,7 @@ pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) 
             get(show_catalog).patch(alter_catalog).delete(drop_catalog),
         )
         .route("/api/v1/catalogs/{catalog}/refresh", post(refresh_catalog))
+        .route("/api/v1/cluster/rows/{table}", get(local_rows))
         .route("/api/v1/engines", get(list_engines))
         .route(
             "/api/v1/engines/{engine}",
@@ -137,10 +138,30 @@ async fn sql(State(state): State<HttpState>, body: Bytes) -> Result<Response, Ap
     let mut session = state.engine.session("http", 0)?;
     let output = session.execute(text).await?;
     Ok(Json(match output {
-        Output::Rows { columns, rows } => json!({"columns": columns, "rows": rows}),
+        // Warnings of a result set (a peer of a cluster that did not answer) only when any.
+        Output::Rows { columns, rows } if session.warnings().is_empty() => {
+            json!({"columns": columns, "rows": rows})
+        }
+        Output::Rows { columns, rows } => {
+            json!({"columns": columns, "rows": rows, "warnings": session.warnings()})
+        }
         Output::Done { affected, warnings } => json!({"affected": affected, "warnings": warnings}),
     })
     .into_response())
+}
+
+/// This node's own rows of a system table, for the other nodes of a cluster (their
+/// `catalog_meta_cache_statistics` and `catalog_meta_cache_nodes` show every node).
+async fn local_rows(
+    State(state): State<HttpState>,
+    Path(table): Path<String>,
+) -> Result<Json<Json_>, ApiError> {
+    let engine = Arc::clone(&state.engine);
+    let rows = tokio::task::spawn_blocking(move || engine.local_rows(&table))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "no such system table"))?;
+    Ok(Json(json!({"node": state.engine.fe_host(), "rows": rows})))
 }
 
 fn catalog_json(catalog: &Catalog) -> Json_ {
@@ -280,7 +301,7 @@ async fn refresh_catalog(
     State(state): State<HttpState>,
     Path(name): Path<String>,
 ) -> Result<Json<Json_>, ApiError> {
-    let removed = state.engine.manager().refresh_catalog(&name)?;
+    let removed = blocking(state.engine.manager(), move |m| m.refresh_catalog(&name)).await?;
     Ok(Json(json!({"removed": removed})))
 }
 

@@ -278,6 +278,12 @@ pub async fn delete(
     Path(target): Path<Target>,
 ) -> Result<Response, ApiError> {
     let cache = cache(&manager, &target)?;
-    let removed = cache.invalidate(&target.3);
+    // In a cluster the store carries the DELETE to every node first (a blocking commit).
+    let removed = tokio::task::spawn_blocking(move || {
+        let (catalog, engine, entry, key) = &target;
+        manager.publish_invalidation(catalog, engine, entry, key, || cache.invalidate(key))
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     Ok(Json(json!({"removed": removed})).into_response())
 }

@@ -201,8 +201,11 @@ async fn refresh(
     State(sources): Sources_,
     Path((catalog, database, table)): TablePath,
 ) -> Result<Response, ApiError> {
-    let invalidated = sources
-        .manager()
-        .refresh_table(&catalog, &database, &table)?;
+    // A cluster's store commits the refresh: off the async workers.
+    let manager = Arc::clone(sources.manager());
+    let invalidated =
+        tokio::task::spawn_blocking(move || manager.refresh_table(&catalog, &database, &table))
+            .await
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     Ok(Json(json!({ "invalidated": invalidated })).into_response())
 }

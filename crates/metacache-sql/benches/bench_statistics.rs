@@ -117,10 +117,7 @@ fn main() {
     let manager = node(&runtime);
     let engine = SqlEngine::new(Arc::clone(&manager), "bench");
     let mut session: Session = engine.session("bench", 1).expect("session");
-    let context = SystemContext {
-        manager: Arc::clone(&manager),
-        fe_host: Arc::from("bench"),
-    };
+    let context = SystemContext::local(Arc::clone(&manager), "bench");
     let table = system_table("catalog_meta_cache_statistics").expect("table");
     assert_eq!(table.rows(&context).len(), CATALOGS * (CACHES + 1));
 

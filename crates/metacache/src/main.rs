@@ -4,6 +4,7 @@
 #[cfg(feature = "jemalloc")]
 mod alloc;
 mod limits;
+mod peers;
 mod sample;
 
 use std::path::PathBuf;
@@ -11,7 +12,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use metacache_catalog::{CatalogManager, FileStore, ManagerOptions, NodeConfig};
+use metacache_catalog::{CatalogManager, CatalogStore, FileStore, ManagerOptions, NodeConfig};
+use metacache_cluster::{Advertised, PgStore};
 use metacache_server::{Listeners, ServerOptions, serve};
 use metacache_sql::SqlEngine;
 
@@ -45,6 +47,18 @@ struct ServeArgs {
     /// HTTP address [default: 127.0.0.1:8030]; overrides `http_addr`. Port 0 picks one.
     #[arg(long, value_name = "HOST:PORT")]
     http_addr: Option<String>,
+    /// Shared catalog store of a cluster, `postgres://user@host:port/db` [default: the file in
+    /// the data directory]; overrides `store` (env METACACHE_STORE). docs/cluster.md.
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
+    /// This node's name, its `FE_HOST` [default: host name and MySQL port in a cluster, host
+    /// name alone]; overrides `fe_host`.
+    #[arg(long, value_name = "NAME")]
+    node_name: Option<String>,
+    /// The address other nodes reach this node's HTTP API at [default: the bound address];
+    /// overrides `advertise_http`.
+    #[arg(long, value_name = "HOST:PORT")]
+    advertise_http: Option<String>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -81,6 +95,9 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         ("data_dir", &args.data_dir),
         ("mysql_addr", &args.mysql_addr),
         ("http_addr", &args.http_addr),
+        ("store", &args.store),
+        ("fe_host", &args.node_name),
+        ("advertise_http", &args.advertise_http),
     ] {
         if let Some(value) = value {
             config
@@ -88,19 +105,52 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("--{}", key.replace('_', "-")))?;
         }
     }
-    let store = FileStore::open(&config.data_dir)?;
-    let fe_host = if config.fe_host.is_empty() {
-        metacache_catalog::memory::host_name()
-    } else {
-        config.fe_host.clone()
-    };
     let listeners = Listeners::bind(&config.mysql_addr, &config.http_addr).await?;
+    let (mysql, http) = (listeners.mysql_addr()?, listeners.http_addr()?);
+    let clustered = !config.store.is_empty();
+    let fe_host = match (config.fe_host.is_empty(), clustered) {
+        (false, _) => config.fe_host.clone(),
+        // Several nodes may share a host: the MySQL port tells them apart.
+        (true, true) => format!(
+            "{}:{}",
+            metacache_catalog::memory::host_name(),
+            mysql.port()
+        ),
+        (true, false) => metacache_catalog::memory::host_name(),
+    };
+    let (store, cluster): (Arc<dyn CatalogStore>, Option<Arc<PgStore>>) = if clustered {
+        let (url, node) = (config.store.clone(), fe_host.clone());
+        let pg = tokio::task::spawn_blocking(move || PgStore::open(&url, &node))
+            .await?
+            .context("cannot open the cluster store")?;
+        let pg = Arc::new(pg);
+        (Arc::clone(&pg) as Arc<dyn CatalogStore>, Some(pg))
+    } else {
+        (Arc::new(FileStore::open(&config.data_dir)?), None)
+    };
     let server_options = ServerOptions::from_config(&config)?;
-    let mut options = ManagerOptions::new(Arc::new(store));
+    let mut options = ManagerOptions::new(store);
     options.config = config.clone();
     let manager =
         Arc::new(tokio::task::spawn_blocking(move || CatalogManager::open(options)).await??);
-    if config.sample_catalog {
+    if let Some(pg) = &cluster {
+        let advertised = if config.advertise_http.is_empty() {
+            http.to_string()
+        } else {
+            config.advertise_http.clone()
+        };
+        metacache_cluster::follow::spawn(
+            pg,
+            Arc::clone(&manager),
+            Advertised {
+                http: advertised,
+                mysql: mysql.to_string(),
+            },
+        );
+        tracing::info!(store = %pg.describe(), node = %fe_host, "joined the cluster");
+    }
+    // The sample catalogs are a single node's first start; a cluster defines its own.
+    if config.sample_catalog && !clustered {
         let (manager, data_dir) = (Arc::clone(&manager), config.data_dir.clone());
         let created =
             tokio::task::spawn_blocking(move || sample::create_on_first_start(&manager, &data_dir))
@@ -112,8 +162,13 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let engine = SqlEngine::new(Arc::clone(&manager), &fe_host);
-    let (mysql, http) = (listeners.mysql_addr()?, listeners.http_addr()?);
+    let peers = cluster.as_ref().map(|pg| {
+        Arc::new(peers::ClusterPeers::new(
+            Arc::clone(pg),
+            Some(config.http_token.clone()),
+        )) as Arc<dyn metacache_sql::system::peers::Peers>
+    });
+    let engine = SqlEngine::with_peers(Arc::clone(&manager), &fe_host, peers);
     tracing::info!(%mysql, %http, data_dir = %config.data_dir.display(), catalogs = manager.catalogs().len(), "metacache ready");
     // One machine-readable line on stdout: scripts and tests read the bound ports from it.
     #[allow(clippy::print_stdout)]

@@ -50,7 +50,9 @@ impl CatalogManager {
             created_at_millis: now,
             updated_at_millis: now,
         };
-        self.store.commit(&Change::PutCatalog(def.clone()))?;
+        self.store
+            .commit(&Change::CreateCatalog(def.clone()))
+            .map_err(Error::from_store)?;
         let catalog = Arc::new(Catalog::new(
             def,
             &self.registry,
@@ -106,7 +108,9 @@ impl CatalogManager {
             updated_at_millis: self.governor.clock().wall_millis(),
             ..old
         };
-        self.store.commit(&Change::PutCatalog(def.clone()))?;
+        self.store
+            .commit(&Change::PutCatalog(def.clone()))
+            .map_err(Error::from_store)?;
         catalog.apply_alter(def, &scope);
         tracing::info!(catalog = name, all = scope.all, engines = ?scope.config_engines, "catalog altered; caches dropped");
         Ok(Outcome {
@@ -118,7 +122,7 @@ impl CatalogManager {
 
     /// Which caches a change of `changed` keys drops: every cache for the catalog limit, the
     /// legacy schema TTL and connection properties; one engine's for its keys.
-    fn alter_scope(&self, changed: &[&str]) -> AlterScope {
+    pub(super) fn alter_scope(&self, changed: &[&str]) -> AlterScope {
         let mut scope = AlterScope::default();
         for &key in changed {
             if key == CATALOG_MAX_WEIGHT_KEY || key == SCHEMA_TTL_LEGACY_KEY {
@@ -156,7 +160,9 @@ impl CatalogManager {
             Err(_) if if_exists => return Ok(Outcome::default()),
             Err(error) => return Err(error),
         };
-        self.store.commit(&Change::DeleteCatalog(name.to_owned()))?;
+        self.store
+            .commit(&Change::DeleteCatalog(name.to_owned()))
+            .map_err(Error::from_store)?;
         self.catalogs.write().remove(name);
         catalog.apply_drop();
         let scopes = self.scopes().close_catalog(name);
@@ -187,10 +193,12 @@ impl CatalogManager {
             updated_at_millis: self.governor.clock().wall_millis(),
             ..old
         };
-        self.store.commit(&Change::RenameCatalog {
-            from: name.to_owned(),
-            def: def.clone(),
-        })?;
+        self.store
+            .commit(&Change::RenameCatalog {
+                from: name.to_owned(),
+                def: def.clone(),
+            })
+            .map_err(Error::from_store)?;
         {
             let mut catalogs = self.catalogs.write();
             catalogs.remove(name);
@@ -219,7 +227,9 @@ impl CatalogManager {
             updated_at_millis: self.governor.clock().wall_millis(),
             ..old
         };
-        self.store.commit(&Change::PutCatalog(def.clone()))?;
+        self.store
+            .commit(&Change::PutCatalog(def.clone()))
+            .map_err(Error::from_store)?;
         catalog.apply_comment(def);
         Ok(Outcome {
             changed: true,

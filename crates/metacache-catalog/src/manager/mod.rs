@@ -23,8 +23,11 @@ use crate::node_config::{EXTERNAL_META_CACHE_MAX_WEIGHT, KEYS, NodeConfig, confi
 use crate::store::{CatalogStore, Change};
 
 mod ddl;
+mod replica;
+
 use crate::validate::{self, Warning};
 use crate::{Error, Properties, Result};
+pub use replica::Applied;
 
 /// Names no catalog may take.
 pub const RESERVED_NAMES: [&str; 1] = ["internal"];
@@ -276,19 +279,63 @@ impl CatalogManager {
             .collect()
     }
 
-    /// REFRESH CATALOG: returns how many values were removed.
+    /// REFRESH CATALOG: returns how many values were removed (on this node; a shared store
+    /// carries the refresh to every node).
     pub fn refresh_catalog(&self, name: &str) -> Result<u64> {
-        Ok(self.catalog(name)?.refresh())
+        let catalog = self.catalog(name)?;
+        self.publish_refresh(name, None, None)?;
+        Ok(catalog.refresh())
     }
 
     /// REFRESH DATABASE.
     pub fn refresh_database(&self, catalog: &str, database: &str) -> Result<u64> {
-        Ok(self.catalog(catalog)?.refresh_database(database))
+        let handle = self.catalog(catalog)?;
+        self.publish_refresh(catalog, Some(database), None)?;
+        Ok(handle.refresh_database(database))
     }
 
     /// REFRESH TABLE.
     pub fn refresh_table(&self, catalog: &str, database: &str, table: &str) -> Result<u64> {
-        Ok(self.catalog(catalog)?.refresh_table(database, table))
+        let handle = self.catalog(catalog)?;
+        self.publish_refresh(catalog, Some(database), Some(table))?;
+        Ok(handle.refresh_table(database, table))
+    }
+
+    /// A look-aside `DELETE` of `key` in cache (`engine`, `entry`) of `catalog`, handed to the
+    /// store first (the other nodes of a cluster remove it too); then `remove` removes it here.
+    pub fn publish_invalidation<T>(
+        &self,
+        catalog: &str,
+        engine: &str,
+        entry: &str,
+        key: &str,
+        remove: impl FnOnce() -> T,
+    ) -> Result<T> {
+        self.store
+            .commit(&Change::InvalidateKey {
+                catalog: catalog.to_owned(),
+                engine: engine.to_owned(),
+                entry: entry.to_owned(),
+                key: key.to_owned(),
+            })
+            .map_err(Error::from_store)?;
+        Ok(remove())
+    }
+
+    /// Hands a refresh to the store (a no-op for a node's own store).
+    fn publish_refresh(
+        &self,
+        catalog: &str,
+        database: Option<&str>,
+        table: Option<&str>,
+    ) -> Result<()> {
+        self.store
+            .commit(&Change::Refresh {
+                catalog: catalog.to_owned(),
+                database: database.map(str::to_owned),
+                table: table.map(str::to_owned),
+            })
+            .map_err(Error::from_store)
     }
 
     /// Defines or redefines a remote engine (stored like catalogs); catalogs of its types
@@ -302,7 +349,9 @@ impl CatalogManager {
             .into());
         }
         metacache_engines::registry::validate(&engine)?;
-        self.store.commit(&Change::PutEngine(engine.clone()))?;
+        self.store
+            .commit(&Change::PutEngine(engine.clone()))
+            .map_err(Error::from_store)?;
         let engine = self.registry.register(engine)?;
         for catalog in self.catalogs() {
             catalog.reload_engines(&self.registry, &engine.name);
@@ -322,7 +371,9 @@ impl CatalogManager {
         if self.registry.get(name).is_none() {
             return Ok(false);
         }
-        self.store.commit(&Change::DeleteEngine(name.to_owned()))?;
+        self.store
+            .commit(&Change::DeleteEngine(name.to_owned()))
+            .map_err(Error::from_store)?;
         self.registry.unregister(name)?;
         for catalog in self.catalogs() {
             catalog.reload_engines(&self.registry, name);

@@ -38,6 +38,9 @@ pub const MAX_SCOPES: &str = "external_meta_cache_scope_max_count";
 /// The bound on tables per scan scope.
 pub const SCOPE_MAX_ENTRIES: &str = "external_meta_cache_scope_max_entries";
 
+/// How long a node of a cluster stays live without a heartbeat.
+pub const CLUSTER_NODE_TIMEOUT: &str = "cluster_node_timeout_ms";
+
 /// Every key, in documentation order.
 pub const KEYS: &[ConfigKey] = &[
     ConfigKey {
@@ -121,6 +124,51 @@ pub const KEYS: &[ConfigKey] = &[
         get: |c| c.fe_host.clone(),
         set: |c, v| {
             c.fe_host = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "store",
+        value_type: "string",
+        mutable: false,
+        comment: "where catalogs are stored: empty for the file in data_dir, or postgres://user@host:port/db shared by a cluster (docs/cluster.md)",
+        secret: true,
+        get: |c| c.store.clone(),
+        set: |c, v| {
+            let v = v.trim();
+            if !(v.is_empty() || v.starts_with("postgres://") || v.starts_with("postgresql://")) {
+                return Err(invalid(
+                    "store",
+                    "(not shown)",
+                    "empty, or postgres://user@host:port/database",
+                ));
+            }
+            c.store = v.to_owned();
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: "advertise_http",
+        value_type: "string",
+        mutable: false,
+        comment: "the address other nodes of a cluster reach this node's HTTP API at (host:port); empty for the bound address",
+        secret: false,
+        get: |c| c.advertise_http.clone(),
+        set: |c, v| {
+            c.advertise_http = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: CLUSTER_NODE_TIMEOUT,
+        value_type: "integer",
+        mutable: true,
+        comment: "milliseconds without a heartbeat after which a node of a cluster no longer counts as live (its rows leave the statistics of the other nodes), 1000 to 3600000",
+        secret: false,
+        get: |c| c.cluster_node_timeout_ms.to_string(),
+        set: |c, v| {
+            c.cluster_node_timeout_ms = whole_number(v, 1000, 3_600_000)
+                .ok_or_else(|| invalid(CLUSTER_NODE_TIMEOUT, v, "milliseconds, 1000 to 3600000"))?;
             Ok(())
         },
     },

@@ -39,6 +39,14 @@ pub struct NodeConfig {
     pub http_addr: String,
     /// `fe_host`: this node's name in `FE_HOST`; empty for the host name.
     pub fe_host: String,
+    /// `store`: empty for the file store in `data_dir`, or a `postgres://` URL shared by a
+    /// cluster (a secret: it may carry a password).
+    pub store: String,
+    /// `advertise_http`: where other nodes reach this node's HTTP API; empty for the bound
+    /// address.
+    pub advertise_http: String,
+    /// `cluster_node_timeout_ms`: how long a node of a cluster stays live without a heartbeat.
+    pub cluster_node_timeout_ms: u64,
     /// `auth_users`: MySQL users and passwords; empty lets only loopback clients in.
     pub auth_users: Vec<(String, String)>,
     /// `http_token`: the bearer token HTTP clients must send; empty lets only loopback in.
@@ -99,6 +107,9 @@ impl Default for NodeConfig {
             mysql_addr: "127.0.0.1:9030".to_owned(),
             http_addr: "127.0.0.1:8030".to_owned(),
             fe_host: String::new(),
+            store: String::new(),
+            advertise_http: String::new(),
+            cluster_node_timeout_ms: 10_000,
             auth_users: Vec::new(),
             http_token: String::new(),
             http_body_limit: 16 << 20,

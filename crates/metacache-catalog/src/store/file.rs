@@ -108,6 +108,9 @@ impl CatalogStore for FileStore {
     }
 
     fn commit(&self, change: &Change) -> Result<(), StoreError> {
+        if change.is_event_only() {
+            return Ok(());
+        }
         let mut state = self.state.lock();
         let mut next = state.clone();
         next.apply(change);

@@ -31,15 +31,31 @@ pub struct SqlEngine {
 impl SqlEngine {
     /// An engine over `manager`, reporting `fe_host` as this node's name.
     pub fn new(manager: Arc<CatalogManager>, fe_host: &str) -> Arc<Self> {
+        Self::with_peers(manager, fe_host, None)
+    }
+
+    /// An engine of a node of a cluster: the tables that show every node ask `peers` too.
+    pub fn with_peers(
+        manager: Arc<CatalogManager>,
+        fe_host: &str,
+        peers: Option<Arc<dyn crate::system::peers::Peers>>,
+    ) -> Arc<Self> {
+        let mut system = SystemContext::local(Arc::clone(&manager), fe_host);
+        system.peers = peers;
         Arc::new(Self {
             started: std::time::Instant::now(),
             pool: query::memory_pool(manager.node_config().query_memory_limit),
-            sources: Sources::new(Arc::clone(&manager)),
-            system: SystemContext {
-                manager,
-                fe_host: Arc::from(fe_host),
-            },
+            sources: Sources::new(manager),
+            system,
         })
+    }
+
+    /// This node's own rows of system table `name` (what a peer asks for), or `None` for an
+    /// unknown table.
+    pub fn local_rows(&self, name: &str) -> Option<Vec<Vec<crate::Value>>> {
+        let table = crate::system::system_table(name)?;
+        let local = SystemContext::local(Arc::clone(&self.system.manager), &self.system.fe_host);
+        Some(table.rows(&local))
     }
 
     /// The catalogs' metadata sources.
@@ -59,8 +75,12 @@ impl SqlEngine {
 
     /// A new session for `user`.
     pub fn session(self: &Arc<Self>, user: &str, connection_id: u32) -> Result<Session> {
-        let ctx = query::new_context(self.system.clone(), Arc::clone(&self.pool))?;
+        let mut system = self.system.clone();
+        system.notes = Arc::default();
+        let notes = Arc::clone(&system.notes);
+        let ctx = query::new_context(system, Arc::clone(&self.pool))?;
         let session = Session {
+            notes,
             engine: Arc::clone(self),
             ctx,
             user: user.to_owned(),
@@ -87,12 +107,20 @@ pub struct Session {
     /// The database last used in each catalog, restored by `SWITCH` (as Doris does).
     last_database: std::collections::HashMap<String, String>,
     warnings: Vec<String>,
+    /// Warnings the system tables leave for the statement being run (peers that did not answer).
+    notes: Arc<parking_lot::Mutex<Vec<String>>>,
     /// The last query result's bytes in the node's query pool, held until the next statement
     /// (the front end sends the result in between).
     result: Option<MemoryReservation>,
 }
 
 impl Session {
+    /// The warnings of the last statement (`SHOW WARNINGS`): a result set's too, such as a peer
+    /// of a cluster that did not answer.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// The current database (`""` before `USE`).
     pub fn database(&self) -> &str {
         &self.database
@@ -104,6 +132,7 @@ impl Session {
     /// caller).
     pub async fn execute(&mut self, sql: &str) -> Result<Output> {
         self.result = None;
+        self.notes.lock().clear();
         let statement = parse(sql)?;
         if statement == Statement::ShowWarnings {
             return Ok(self.show_warnings());
@@ -122,6 +151,7 @@ impl Session {
             Ok(Output::Done { warnings, .. }) => warnings.clone(),
             _ => Vec::new(),
         };
+        self.warnings.extend(self.notes.lock().drain(..));
         result
     }
 

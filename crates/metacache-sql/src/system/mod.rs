@@ -26,6 +26,7 @@ use metacache_catalog::{CacheRow, CatalogManager};
 use crate::output::{ColumnType, Value};
 
 mod mysql;
+pub mod peers;
 mod scopes;
 
 pub use mysql::sql_type;
@@ -145,6 +146,8 @@ pub struct SystemTable {
     /// For `TABLE_COMMENT`.
     pub comment: &'static str,
     rows: fn(&SystemContext) -> Vec<Vec<Value>>,
+    /// In a cluster, also the rows of every other live node ([`peers`]).
+    pub cluster_wide: bool,
 }
 
 /// Every system table.
@@ -154,90 +157,105 @@ pub const SYSTEM_TABLES: &[SystemTable] = &[
         columns: STATISTICS,
         comment: "one row per node, catalog, engine and cache: settings, counters and weights",
         rows: statistics_rows,
+        cluster_wide: true,
     },
     SystemTable {
         name: "catalog_meta_cache_nodes",
         columns: NODES,
         comment: "one row per node: node limit, reserved bytes, memory budget, process RSS, reclamation, allocator",
         rows: node_rows,
+        cluster_wide: true,
     },
     SystemTable {
         name: "catalog_meta_cache_refresh",
         columns: REFRESH,
         comment: "one row per node, catalog, engine and cache: refresh-ahead (auto-refresh) started, stored, renewed unchanged, failed, skipped, and loads it saved",
         rows: refresh_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "catalog_meta_cache_events",
         columns: EVENTS,
         comment: "one row per catalog with a change feed (hms_events_polling_interval_ms): cursor, events applied and ignored, invalidations, resets, polls",
         rows: event_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "catalog_meta_cache_scopes",
         columns: scopes::SCOPES,
         comment: "one row per open scan scope (POST /api/v1/scopes): catalog, label, tables, leases, earliest credential expiry, source calls, refreshes and failures, times",
         rows: scopes::scope_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "catalogs",
         columns: CATALOGS,
         comment: "one row per catalog: type, comment, limit and reserved bytes",
         rows: catalog_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "columns",
         columns: mysql::COLUMNS,
         comment: "columns of the system tables (MySQL's columns)",
         rows: mysql::column_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "schemata",
         columns: mysql::SCHEMATA,
         comment: "databases",
         rows: mysql::schema_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "tables",
         columns: mysql::TABLES,
         comment: "the system tables (MySQL's columns)",
         rows: mysql::table_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "statistics",
         columns: mysql::STATISTICS,
         comment: "indexes: none (MySQL's columns, for tools that browse keys)",
         rows: mysql::no_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "key_column_usage",
         columns: mysql::KEY_COLUMN_USAGE,
         comment: "key columns: none (MySQL's columns)",
         rows: mysql::no_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "table_constraints",
         columns: mysql::TABLE_CONSTRAINTS,
         comment: "constraints: none (MySQL's columns)",
         rows: mysql::no_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "referential_constraints",
         columns: mysql::REFERENTIAL_CONSTRAINTS,
         comment: "foreign keys: none (MySQL's columns)",
         rows: mysql::no_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "views",
         columns: mysql::VIEWS,
         comment: "views: none (MySQL's columns)",
         rows: mysql::no_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "routines",
         columns: mysql::ROUTINES,
         comment: "stored routines: none (MySQL's columns)",
         rows: mysql::no_rows,
+        cluster_wide: false,
     },
 ];
 
@@ -264,6 +282,22 @@ pub struct SystemContext {
     pub manager: Arc<CatalogManager>,
     /// `FE_HOST`.
     pub fe_host: Arc<str>,
+    /// The other nodes of a cluster (`None` on a single node).
+    pub peers: Option<Arc<dyn peers::Peers>>,
+    /// Warnings of the statement being run (peers that did not answer), for its session.
+    pub notes: Arc<parking_lot::Mutex<Vec<String>>>,
+}
+
+impl SystemContext {
+    /// A context of one node.
+    pub fn local(manager: Arc<CatalogManager>, fe_host: &str) -> Self {
+        Self {
+            manager,
+            fe_host: Arc::from(fe_host),
+            peers: None,
+            notes: Arc::default(),
+        }
+    }
 }
 
 impl SystemTable {
@@ -284,7 +318,11 @@ impl SystemTable {
 
     /// The rows now, as one Arrow batch.
     pub fn batch(&self, context: &SystemContext) -> Result<RecordBatch, DataFusionError> {
-        let rows = self.rows(context);
+        self.batch_of(self.rows(context))
+    }
+
+    /// `rows` as one Arrow batch.
+    pub fn batch_of(&self, rows: Vec<Vec<Value>>) -> Result<RecordBatch, DataFusionError> {
         let arrays: Vec<ArrayRef> = self
             .columns
             .iter()
@@ -590,7 +628,13 @@ impl SchemaProvider for InformationSchema {
         let Some(table) = system_table(name) else {
             return Ok(None);
         };
-        let batch = table.batch(&self.context)?;
+        let mut rows = table.rows(&self.context);
+        if let Some(peers) = self.context.peers.as_ref().filter(|_| table.cluster_wide) {
+            let answer = peers.rows(table.name, table.columns).await;
+            rows.extend(answer.rows);
+            self.context.notes.lock().extend(answer.warnings);
+        }
+        let batch = table.batch_of(rows)?;
         let provider = MemTable::try_new(table.schema(), vec![vec![batch]])?;
         Ok(Some(Arc::new(provider)))
     }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod hms;
+pub mod postgres;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

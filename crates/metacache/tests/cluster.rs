@@ -1,0 +1,286 @@
+//! Three real nodes on one private PostgreSQL (issue 19): DDL on one node visible on the
+//! others, REFRESH TABLE dropping a table's entries on every node, concurrent CREATE of one
+//! name from three nodes, PostgreSQL stopped and restarted, a node SIGKILLed and restarted.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::postgres::Postgres;
+use common::{Server, data_dir, fixture_warehouse};
+
+const ENGINE: &str = r#"{
+    "catalog_types": ["feature_store"],
+    "entries": [{"token": "features", "defaults": {"enable": true, "ttl": {"seconds": 300}, "capacity": 100}}],
+    "caches": [{"entry_name": "fs-features", "source": {"entry": "features"}}]
+}"#;
+const LOOKASIDE: &str = "/api/v1/catalogs/fs/caches/feature_store/fs-features";
+
+/// Waits (at most 10 s) until `check` holds; fails with `what` and the last value seen.
+fn eventually(what: &str, mut check: impl FnMut() -> (bool, String)) {
+    let started = Instant::now();
+    loop {
+        let (ok, seen) = check();
+        if ok {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what}: not within 10 s; last seen:\n{seen}"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn node(pg: &Postgres, name: &str) -> (tempfile::TempDir, Server) {
+    let (dir, data) = data_dir();
+    let url = pg.url();
+    let server = Server::start(
+        &data,
+        &[("METACACHE_STORE", &url), ("METACACHE_FE_HOST", name)],
+    );
+    (dir, server)
+}
+
+fn catalogs(server: &Server) -> String {
+    server.query("SHOW CATALOGS")
+}
+
+/// INVALIDATE_COUNT of `hive-partition-values`-like rows of `catalog` summed on `server`.
+fn invalidations(server: &Server, catalog: &str) -> u64 {
+    let out = server.query(&format!(
+        "SELECT COALESCE(SUM(INVALIDATE_COUNT), 0) FROM information_schema.catalog_meta_cache_statistics WHERE CATALOG_NAME = '{catalog}'"
+    ));
+    out.lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn three_nodes_share_catalogs_and_refreshes_through_postgresql() {
+    let Some(pg) = Postgres::start() else {
+        return;
+    };
+    let (_d1, n1) = node(&pg, "n1");
+    let (_d2, n2) = node(&pg, "n2");
+    let (d3, n3) = node(&pg, "n3");
+    let warehouse = fixture_warehouse();
+
+    // CREATE on n1 appears on n2 and n3.
+    n1.query(&format!(
+        "CREATE CATALOG lake PROPERTIES ('type' = 'hms', 'warehouse' = '{}')",
+        warehouse.display()
+    ));
+    for other in [&n2, &n3] {
+        eventually("CREATE propagates", || {
+            let seen = catalogs(other);
+            (seen.contains("lake"), seen)
+        });
+    }
+    // ALTER on n2 appears on n1 and n3.
+    n2.query("ALTER CATALOG lake SET PROPERTIES ('meta.cache.max-weight' = '64MB')");
+    for other in [&n1, &n3] {
+        eventually("ALTER propagates", || {
+            let seen = other.query("SHOW CREATE CATALOG lake");
+            (seen.contains("64MB"), seen)
+        });
+    }
+    // Every node caches the table; REFRESH TABLE on n1 drops its entries everywhere.
+    for server in [&n1, &n2, &n3] {
+        let (status, body) = server.http(
+            "GET",
+            "/api/v1/catalogs/lake/databases/sales/tables/orders/partitions",
+            None,
+            None,
+        );
+        assert_eq!(status, 200, "{body}");
+    }
+    let before: Vec<u64> = [&n2, &n3]
+        .iter()
+        .map(|s| invalidations(s, "lake"))
+        .collect();
+    n1.query("REFRESH TABLE lake.sales.orders");
+    for (server, before) in [&n2, &n3].iter().zip(before) {
+        eventually("REFRESH TABLE propagates", || {
+            let now = invalidations(server, "lake");
+            (
+                now > before,
+                format!("INVALIDATE_COUNT {now}, was {before}"),
+            )
+        });
+    }
+
+    // A remote engine defined on n1 exists on every node; a look-aside DELETE on n1 removes
+    // the key on every node.
+    let (status, body) = n1.http(
+        "PUT",
+        "/api/v1/engines/feature_store",
+        Some(ENGINE.as_bytes()),
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    for other in [&n2, &n3] {
+        eventually("the engine propagates", || {
+            let (status, body) = other.http("GET", "/api/v1/engines/feature_store", None, None);
+            (status == 200, body)
+        });
+    }
+    n1.query("CREATE CATALOG fs PROPERTIES ('type' = 'feature_store')");
+    for server in [&n1, &n2, &n3] {
+        eventually("the look-aside catalog propagates", || {
+            let seen = catalogs(server);
+            (seen.contains("fs"), seen)
+        });
+        let (status, body) = server.http("PUT", &format!("{LOOKASIDE}/user-1"), Some(b"v1"), None);
+        assert_eq!(status, 200, "{body}");
+    }
+    let (status, body) = n1.http("DELETE", &format!("{LOOKASIDE}/user-1"), None, None);
+    assert_eq!(status, 200, "{body}");
+    for other in [&n2, &n3] {
+        eventually("the look-aside DELETE propagates", || {
+            let (status, body) = other.http("GET", &format!("{LOOKASIDE}/user-1"), None, None);
+            (status == 404, format!("{status} {body}"))
+        });
+    }
+
+    // The statistics of every node, on any node, FE_HOST naming each.
+    for server in [&n1, &n2, &n3] {
+        eventually("every node's rows", || {
+            let seen = server.query(
+                "SELECT DISTINCT FE_HOST FROM information_schema.catalog_meta_cache_statistics \
+                 WHERE CATALOG_NAME = 'lake' ORDER BY FE_HOST",
+            );
+            (seen == "FE_HOST\nn1\nn2\nn3\n", seen)
+        });
+        let nodes = server.query(
+            "SELECT FE_HOST FROM information_schema.catalog_meta_cache_nodes ORDER BY FE_HOST",
+        );
+        assert_eq!(nodes, "FE_HOST\nn1\nn2\nn3\n");
+    }
+    // A peer that does not answer is a warning, not an error: the others' rows come back.
+    let stopped = n3.pid().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-STOP", &stopped])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    let (status, body) = n1.http(
+        "POST",
+        "/api/v1/sql",
+        Some(b"SELECT FE_HOST FROM information_schema.catalog_meta_cache_nodes ORDER BY FE_HOST"),
+        None,
+    );
+    assert!(
+        Command::new("kill")
+            .args(["-CONT", &stopped])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    assert_eq!(status, 200, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(
+        answer["rows"],
+        serde_json::json!([["n1"], ["n2"]]),
+        "{body}"
+    );
+    let warning = answer["warnings"][0].as_str().unwrap_or_default();
+    assert!(
+        warning.contains("n3") && warning.contains("no answer"),
+        "{body}"
+    );
+
+    // Three nodes create one name at once: exactly one wins.
+    let nodes = [&n1, &n2, &n3];
+    let results: Vec<(bool, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = nodes
+            .iter()
+            .map(|server| {
+                let warehouse = warehouse.display().to_string();
+                s.spawn(move || {
+                    let reply = server.mysql(&format!(
+                        "CREATE CATALOG race PROPERTIES ('type' = 'hms', 'warehouse' = '{warehouse}')"
+                    ));
+                    (reply.ok, reply.err)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    assert_eq!(
+        results.iter().filter(|(ok, _)| *ok).count(),
+        1,
+        "{results:?}"
+    );
+    for (_, err) in results.iter().filter(|(ok, _)| !*ok) {
+        assert!(
+            err.contains("already exists") || err.contains("exists"),
+            "{err}"
+        );
+    }
+    for server in [&n1, &n2, &n3] {
+        eventually("the winner is everywhere", || {
+            let seen = catalogs(server);
+            (seen.contains("race"), seen)
+        });
+    }
+
+    // PostgreSQL stops: DDL fails with a clear error and changes nothing; reads go on.
+    pg.pause();
+    let error =
+        n1.fails("CREATE CATALOG offline PROPERTIES ('type' = 'hms', 'warehouse' = '/tmp')");
+    assert!(error.contains("unreachable"), "{error}");
+    assert!(!catalogs(&n1).contains("offline"));
+    let (status, body) = n2.http(
+        "GET",
+        "/api/v1/catalogs/lake/databases/sales/tables/orders/partitions",
+        None,
+        None,
+    );
+    assert_eq!(status, 200, "reads serve from the caches: {body}");
+    pg.resume();
+    // The store reconnects; changes made after flow again.
+    eventually("DDL works again after PostgreSQL is back", || {
+        let reply = n1.mysql("DROP CATALOG race");
+        (reply.ok, reply.err)
+    });
+    for server in [&n2, &n3] {
+        eventually("the DROP after the outage propagates", || {
+            let seen = catalogs(server);
+            (!seen.contains("race"), seen)
+        });
+    }
+
+    // n3 is SIGKILLed; a change made while it is down is there when it restarts.
+    n3.kill9();
+    n2.query("ALTER CATALOG lake SET PROPERTIES ('meta.cache.max-weight' = '32MB')");
+    // Without heartbeats it drops out of the others' tables after cluster_node_timeout_ms.
+    n1.query("ADMIN SET FRONTEND CONFIG ('cluster_node_timeout_ms' = '1000')");
+    eventually("a dead node drops out", || {
+        let seen = n1.query(
+            "SELECT FE_HOST FROM information_schema.catalog_meta_cache_nodes ORDER BY FE_HOST",
+        );
+        (seen == "FE_HOST\nn1\nn2\n", seen)
+    });
+    let url = pg.url();
+    let n3 = Server::start(
+        &d3.path().join("data"),
+        &[("METACACHE_STORE", &url), ("METACACHE_FE_HOST", "n3")],
+    );
+    let shown = n3.query("SHOW CREATE CATALOG lake");
+    assert!(shown.contains("32MB"), "{shown}");
+    assert!(!catalogs(&n3).contains("race"));
+    // And it follows again.
+    n1.query("CREATE CATALOG after_restart PROPERTIES ('type' = 'hms', 'warehouse' = '/tmp')");
+    eventually("n3 follows after its restart", || {
+        let seen = catalogs(&n3);
+        (seen.contains("after_restart"), seen)
+    });
+}
