@@ -246,6 +246,15 @@ pub enum StoreError {
         /// The name.
         catalog: String,
     },
+    /// Another node changed the catalog after this node last saw it: the statement would
+    /// overwrite that change, so it is refused (run it again once the change has arrived).
+    #[error(
+        "Catalog '{catalog}' was changed on another node meanwhile; nothing was changed, run the statement again"
+    )]
+    Conflict {
+        /// The name.
+        catalog: String,
+    },
     /// A shared store no longer holds the catalog (another node dropped or renamed it).
     #[error("Catalog '{catalog}' no longer exists in the catalog store")]
     Gone {

@@ -254,6 +254,7 @@ fn classify(store: &str, error: &tokio_postgres::Error) -> StoreError {
 enum Refused {
     Exists(String),
     Gone(String),
+    Conflict(String),
 }
 
 impl CatalogStore for PgStore {
@@ -316,6 +317,11 @@ impl CatalogStore for PgStore {
             reason: format!("the change does not serialise: {e}"),
         })?;
         let names = change_names(Some(change));
+        // The revision this node last saw of the catalog an ALTER or RENAME rewrites: the row
+        // must still be at it (no lost update of another node's change).
+        let expected = change
+            .catalog()
+            .and_then(|name| self.shared.revisions.lock().get(name).copied());
         let change = change.clone();
         let node = self.shared.node.clone();
         let instance = self.shared.instance;
@@ -329,7 +335,7 @@ impl CatalogStore for PgStore {
                     )
                     .await?
                     .get(0);
-                if let Err(refused) = write(&tx, &change, revision).await? {
+                if let Err(refused) = write(&tx, &change, revision, expected).await? {
                     tx.rollback().await?;
                     return Ok(Err(refused));
                 }
@@ -358,6 +364,7 @@ impl CatalogStore for PgStore {
             }
             Err(Refused::Exists(catalog)) => Err(StoreError::Exists { catalog }),
             Err(Refused::Gone(catalog)) => Err(StoreError::Gone { catalog }),
+            Err(Refused::Conflict(catalog)) => Err(StoreError::Conflict { catalog }),
         }
     }
 
@@ -412,7 +419,28 @@ async fn write(
     tx: &tokio_postgres::Transaction<'_>,
     change: &Change,
     revision: i64,
+    expected: Option<i64>,
 ) -> Result<Result<(), Refused>, tokio_postgres::Error> {
+    // An ALTER or RENAME of a row another node rewrote since this node saw it is refused.
+    if let (
+        Change::PutCatalog(CatalogDef { name, .. }) | Change::RenameCatalog { from: name, .. },
+        Some(expected),
+    ) = (change, expected)
+    {
+        let row = tx
+            .query_opt(
+                "SELECT revision FROM metacache_catalogs WHERE name = $1 FOR UPDATE",
+                &[name],
+            )
+            .await?;
+        match row.map(|r| r.get::<_, i64>(0)) {
+            None => return Ok(Err(Refused::Gone(name.clone()))),
+            Some(stored) if stored != expected => {
+                return Ok(Err(Refused::Conflict(name.clone())));
+            }
+            Some(_) => {}
+        }
+    }
     match change {
         Change::CreateCatalog(def) => return insert_catalog(tx, def, revision).await,
         Change::PutCatalog(def) => {

@@ -5,7 +5,7 @@
 //!
 //! `start` returns `None`, after printing why, only when no PostgreSQL binaries are installed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -148,11 +148,6 @@ impl Postgres {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-    }
-
-    /// Its directory (log and data).
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
     }
 }
 
