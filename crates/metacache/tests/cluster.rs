@@ -283,4 +283,50 @@ fn three_nodes_share_catalogs_and_refreshes_through_postgresql() {
         let seen = catalogs(&n3);
         (seen.contains("after_restart"), seen)
     });
+
+    // A node SIGKILLed in the middle of a stream of ALTERs leaves every other node, and a
+    // node started afterwards, with one and the same definition.
+    let (_d4, n4) = node(&pg, "n4");
+    let (http4, port4) = (n4.http.clone(), n4.mysql_port);
+    let writer = std::thread::spawn(move || {
+        let mut done = 0;
+        for i in 0..200 {
+            let ok = Command::new(common::mysql_client())
+                .args([
+                    "-h",
+                    "127.0.0.1",
+                    "-P",
+                    &port4.to_string(),
+                    "-u",
+                    "root",
+                    "-e",
+                ])
+                .arg(format!(
+                    "ALTER CATALOG lake SET PROPERTIES ('meta.cache.max-weight' = '{}MB')",
+                    100 + i
+                ))
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if !ok {
+                break;
+            }
+            done += 1;
+        }
+        done
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    n4.kill9();
+    let done = writer.join().expect("writer");
+    assert!(done > 0, "some ALTERs ran on {http4} before the kill");
+    let settled = |server: &Server| server.query("SHOW CREATE CATALOG lake");
+    eventually("n1, n2 and n3 agree after the kill", || {
+        let (a, b, c) = (settled(&n1), settled(&n2), settled(&n3));
+        (a == b && b == c, format!("{a}\n{b}\n{c}"))
+    });
+    let (_d5, n5) = node(&pg, "n5");
+    assert_eq!(
+        settled(&n5),
+        settled(&n1),
+        "a new node loads the same state"
+    );
 }
