@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -150,17 +150,25 @@ async fn sql(State(state): State<HttpState>, body: Bytes) -> Result<Response, Ap
     .into_response())
 }
 
+/// `?catalog=<name>`: that catalog's rows only.
+#[derive(serde::Deserialize)]
+struct RowsQuery {
+    catalog: Option<String>,
+}
+
 /// This node's own rows of a system table, for the other nodes of a cluster (their
 /// `catalog_meta_cache_statistics` and `catalog_meta_cache_nodes` show every node).
 async fn local_rows(
     State(state): State<HttpState>,
     Path(table): Path<String>,
+    Query(only): Query<RowsQuery>,
 ) -> Result<Json<Json_>, ApiError> {
     let engine = Arc::clone(&state.engine);
-    let rows = tokio::task::spawn_blocking(move || engine.local_rows(&table))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "no such system table"))?;
+    let rows =
+        tokio::task::spawn_blocking(move || engine.local_rows(&table, only.catalog.as_deref()))
+            .await
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+            .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "no such system table"))?;
     Ok(Json(json!({"node": state.engine.fe_host(), "rows": rows})))
 }
 

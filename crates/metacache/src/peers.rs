@@ -41,12 +41,16 @@ impl Peers for ClusterPeers {
         &self,
         table: &'static str,
         columns: &'static [(&'static str, ColumnType)],
+        catalog: Option<&str>,
     ) -> PeerRows {
         let asks = self.store.members().into_iter().map(|member| {
             let mut request = self.client.get(format!(
                 "http://{}/api/v1/cluster/rows/{table}",
                 member.http
             ));
+            if let Some(catalog) = catalog {
+                request = request.query(&[("catalog", catalog)]);
+            }
             if let Some(token) = &self.token {
                 request = request.bearer_auth(token);
             }

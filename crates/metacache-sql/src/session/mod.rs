@@ -50,12 +50,17 @@ impl SqlEngine {
         })
     }
 
-    /// This node's own rows of system table `name` (what a peer asks for), or `None` for an
-    /// unknown table.
-    pub fn local_rows(&self, name: &str) -> Option<Vec<Vec<crate::Value>>> {
+    /// This node's own rows of system table `name` (what a peer asks for), of `catalog` only
+    /// when given (tables with a `CATALOG_NAME` column), or `None` for an unknown table.
+    pub fn local_rows(&self, name: &str, catalog: Option<&str>) -> Option<Vec<Vec<crate::Value>>> {
         let table = crate::system::system_table(name)?;
         let local = SystemContext::local(Arc::clone(&self.system.manager), &self.system.fe_host);
-        Some(table.rows(&local))
+        let mut rows = table.rows(&local);
+        let column = table.columns.iter().position(|(c, _)| *c == "CATALOG_NAME");
+        if let (Some(catalog), Some(i)) = (catalog, column) {
+            rows.retain(|row| matches!(row.get(i), Some(crate::Value::Text(t)) if t == catalog));
+        }
+        Some(rows)
     }
 
     /// The catalogs' metadata sources.

@@ -25,6 +25,7 @@ use metacache_catalog::{CacheRow, CatalogManager};
 
 use crate::output::{ColumnType, Value};
 
+mod cluster_table;
 mod mysql;
 pub mod peers;
 mod scopes;
@@ -628,13 +629,13 @@ impl SchemaProvider for InformationSchema {
         let Some(table) = system_table(name) else {
             return Ok(None);
         };
-        let mut rows = table.rows(&self.context);
-        if let Some(peers) = self.context.peers.as_ref().filter(|_| table.cluster_wide) {
-            let answer = peers.rows(table.name, table.columns).await;
-            rows.extend(answer.rows);
-            self.context.notes.lock().extend(answer.warnings);
+        if table.cluster_wide && self.context.peers.is_some() {
+            return Ok(Some(Arc::new(cluster_table::ClusterTable::new(
+                table,
+                self.context.clone(),
+            ))));
         }
-        let batch = table.batch_of(rows)?;
+        let batch = table.batch(&self.context)?;
         let provider = MemTable::try_new(table.schema(), vec![vec![batch]])?;
         Ok(Some(Arc::new(provider)))
     }

@@ -19,11 +19,12 @@ pub struct PeerRows {
 /// Where rows of other nodes come from.
 #[async_trait]
 pub trait Peers: Send + Sync {
-    /// The rows of `table` on every other live node.
+    /// The rows of `table` on every other live node (of `catalog` only, when given).
     async fn rows(
         &self,
         table: &'static str,
         columns: &'static [(&'static str, ColumnType)],
+        catalog: Option<&str>,
     ) -> PeerRows;
 }
 
