@@ -161,28 +161,37 @@ async fn catch_up(
 ) -> Result<(), tokio_postgres::Error> {
     loop {
         let after = shared.applied.load(Ordering::SeqCst);
+        // One statement, one snapshot: the head revision and the events after ours agree (two
+        // statements could see a commit land in between and take it for a gap).
         let rows = client
             .query(
-                "SELECT revision, change, instance FROM metacache_events WHERE revision > $1 ORDER BY revision LIMIT 1000",
+                "SELECT h.revision, e.revision, e.change, e.instance
+                 FROM metacache_revision h
+                 LEFT JOIN LATERAL (SELECT revision, change, instance FROM metacache_events
+                     WHERE revision > $1 ORDER BY revision LIMIT 1000) e ON true
+                 ORDER BY e.revision",
                 &[&after],
             )
             .await?;
-        let first = rows.first().map(|r| r.get::<_, i64>(0));
-        if first.is_some_and(|first| first != after + 1)
-            || (first.is_none() && behind(client, after).await?)
-        {
+        let head: i64 = rows.first().map_or(after, |r| r.get(0));
+        let events: Vec<_> = rows
+            .iter()
+            .filter(|r| r.get::<_, Option<i64>>(1).is_some())
+            .collect();
+        let first = events.first().map(|r| r.get::<_, i64>(1));
+        if first.is_some_and(|first| first != after + 1) || (first.is_none() && head > after) {
             // The events after ours were pruned: start again from the tables.
-            resync(shared, store, manager);
+            tokio::task::block_in_place(|| resync(store, manager));
             continue;
         }
-        if rows.is_empty() {
+        if events.is_empty() {
             return Ok(());
         }
-        for row in rows {
-            let revision: i64 = row.get(0);
-            let instance: i64 = row.get(2);
+        for row in events {
+            let revision: i64 = row.get(1);
+            let instance: i64 = row.get(3);
             if instance != shared.instance {
-                match serde_json::from_value::<Change>(row.get(1)) {
+                match serde_json::from_value::<Change>(row.get(2)) {
                     Ok(change) => apply(shared, manager, &change, revision),
                     Err(error) => {
                         tracing::warn!(revision, %error, "a cluster event does not parse (written by a newer version?); skipped");
@@ -192,18 +201,6 @@ async fn catch_up(
             shared.applied.store(revision, Ordering::SeqCst);
         }
     }
-}
-
-/// Whether the store's revision is past `after` although no event after it is left.
-async fn behind(
-    client: &tokio_postgres::Client,
-    after: i64,
-) -> Result<bool, tokio_postgres::Error> {
-    let revision: i64 = client
-        .query_one("SELECT revision FROM metacache_revision", &[])
-        .await?
-        .get(0);
-    Ok(revision > after)
 }
 
 fn apply(shared: &Shared, manager: &CatalogManager, change: &Change, revision: i64) {
@@ -235,12 +232,11 @@ fn apply(shared: &Shared, manager: &CatalogManager, change: &Change, revision: i
     );
 }
 
-fn resync(shared: &Shared, store: &PgStore, manager: &CatalogManager) {
+fn resync(store: &PgStore, manager: &CatalogManager) {
     match store.load() {
         Ok(state) => {
             manager.resync(&state);
         }
         Err(error) => tracing::warn!(%error, "cluster store resync failed; retrying"),
     }
-    let _ = shared;
 }

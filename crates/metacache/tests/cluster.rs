@@ -284,6 +284,33 @@ fn three_nodes_share_catalogs_and_refreshes_through_postgresql() {
         (seen.contains("after_restart"), seen)
     });
 
+    // A node that missed events that are gone (pruned) resynchronises from the tables.
+    let frozen = n3.pid().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-STOP", &frozen])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    n1.query("CREATE CATALOG while_frozen PROPERTIES ('type' = 'hms', 'warehouse' = '/tmp')");
+    pg.sql("DELETE FROM metacache_events");
+    assert!(
+        Command::new("kill")
+            .args(["-CONT", &frozen])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    eventually("n3 resynchronises after a gap", || {
+        let seen = catalogs(&n3);
+        (seen.contains("while_frozen"), seen)
+    });
+    assert!(
+        n3.log_text().contains("resynchronised"),
+        "the resync is logged"
+    );
+
     // A node SIGKILLed in the middle of a stream of ALTERs leaves every other node, and a
     // node started afterwards, with one and the same definition.
     let (_d4, n4) = node(&pg, "n4");

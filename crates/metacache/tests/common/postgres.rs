@@ -100,6 +100,29 @@ impl Postgres {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
+    /// Runs `statement` with `psql` as `postgres`; its output.
+    pub fn sql(&self, statement: &str) -> String {
+        let out = Command::new(self.bin.join("psql"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+            ])
+            .args(["-d", "postgres", "-At", "-c", statement])
+            .stdin(Stdio::null())
+            .output()
+            .expect("psql");
+        assert!(
+            out.status.success(),
+            "{statement}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Stops the server (fast shutdown: sessions are ended).
     pub fn pause(&self) {
         let out = self
