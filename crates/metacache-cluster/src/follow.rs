@@ -37,7 +37,8 @@ pub struct Advertised {
     pub mysql: String,
 }
 
-/// Follows the store until the process ends.
+/// Follows the store until the process ends (on a multi-thread runtime: a resync blocks its
+/// worker for the reload).
 pub fn spawn(store: &Arc<PgStore>, manager: Arc<CatalogManager>, advertised: Advertised) {
     let shared = Arc::clone(&store.shared);
     let store = Arc::clone(store);
