@@ -43,6 +43,23 @@ fn node(pg: &Postgres, name: &str) -> (tempfile::TempDir, Server) {
     (dir, server)
 }
 
+const NODE_NAMES: &str =
+    "SELECT FE_HOST FROM information_schema.catalog_meta_cache_nodes ORDER BY FE_HOST";
+
+/// The FE_HOSTs of `catalog_meta_cache_nodes` on `server`.
+fn node_names(server: &Server) -> String {
+    server.query(NODE_NAMES)
+}
+
+/// Sends SIGSTOP or SIGCONT to process `pid`.
+fn signal(name: &str, pid: &u32) {
+    let sent = Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success(), "kill -{name} {pid}");
+}
+
 fn catalogs(server: &Server) -> String {
     server.query("SHOW CATALOGS")
 }
@@ -154,33 +171,13 @@ fn three_nodes_share_catalogs_and_refreshes_through_postgresql() {
             );
             (seen == "FE_HOST\nn1\nn2\nn3\n", seen)
         });
-        let nodes = server.query(
-            "SELECT FE_HOST FROM information_schema.catalog_meta_cache_nodes ORDER BY FE_HOST",
-        );
-        assert_eq!(nodes, "FE_HOST\nn1\nn2\nn3\n");
+        assert_eq!(node_names(server), "FE_HOST\nn1\nn2\nn3\n");
     }
     // A peer that does not answer is a warning, not an error: the others' rows come back.
-    let stopped = n3.pid().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-STOP", &stopped])
-            .status()
-            .expect("kill")
-            .success()
-    );
-    let (status, body) = n1.http(
-        "POST",
-        "/api/v1/sql",
-        Some(b"SELECT FE_HOST FROM information_schema.catalog_meta_cache_nodes ORDER BY FE_HOST"),
-        None,
-    );
-    assert!(
-        Command::new("kill")
-            .args(["-CONT", &stopped])
-            .status()
-            .expect("kill")
-            .success()
-    );
+    let stopped = n3.pid();
+    signal("STOP", &stopped);
+    let (status, body) = n1.http("POST", "/api/v1/sql", Some(NODE_NAMES.as_bytes()), None);
+    signal("CONT", &stopped);
     assert_eq!(status, 200, "{body}");
     let answer: serde_json::Value = serde_json::from_str(&body).expect("JSON");
     assert_eq!(
@@ -264,9 +261,7 @@ fn three_nodes_share_catalogs_and_refreshes_through_postgresql() {
     // Without heartbeats it drops out of the others' tables after cluster_node_timeout_ms.
     n1.query("ADMIN SET FRONTEND CONFIG ('cluster_node_timeout_ms' = '1000')");
     eventually("a dead node drops out", || {
-        let seen = n1.query(
-            "SELECT FE_HOST FROM information_schema.catalog_meta_cache_nodes ORDER BY FE_HOST",
-        );
+        let seen = node_names(&n1);
         (seen == "FE_HOST\nn1\nn2\n", seen)
     });
     let url = pg.url();
@@ -285,23 +280,11 @@ fn three_nodes_share_catalogs_and_refreshes_through_postgresql() {
     });
 
     // A node that missed events that are gone (pruned) resynchronises from the tables.
-    let frozen = n3.pid().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-STOP", &frozen])
-            .status()
-            .expect("kill")
-            .success()
-    );
+    let frozen = n3.pid();
+    signal("STOP", &frozen);
     n1.query("CREATE CATALOG while_frozen PROPERTIES ('type' = 'hms', 'warehouse' = '/tmp')");
     pg.sql("DELETE FROM metacache_events");
-    assert!(
-        Command::new("kill")
-            .args(["-CONT", &frozen])
-            .status()
-            .expect("kill")
-            .success()
-    );
+    signal("CONT", &frozen);
     eventually("n3 resynchronises after a gap", || {
         let seen = catalogs(&n3);
         (seen.contains("while_frozen"), seen)
