@@ -123,6 +123,11 @@ impl Fixture {
     }
 }
 
+/// Table `db.t` of `scope`, with any remaining life.
+async fn any_life(scope: &Arc<Scope>) -> Result<ScopedAccess, ScopeError> {
+    scope.access("db", "t", Duration::ZERO).await
+}
+
 fn key_of(access: &ScopedAccess) -> String {
     access.handout.resolution.storage_options["access_key_id"].clone()
 }
@@ -132,7 +137,7 @@ fn key_of(access: &ScopedAccess) -> String {
 async fn refreshed_to(scope: &Arc<Scope>, n: u64) {
     let want = format!("AK{n}");
     for _ in 0..5000 {
-        if let Ok(access) = scope.access("db", "t", Duration::ZERO).await
+        if let Ok(access) = any_life(scope).await
             && key_of(&access) == want
         {
             return;
@@ -158,7 +163,7 @@ async fn tasks_of_a_scope_share_one_resolution_and_other_scopes_do_not_see_it() 
     let tasks: Vec<_> = (0..32)
         .map(|_| {
             let a = Arc::clone(&a);
-            tokio::spawn(async move { a.access("db", "t", Duration::ZERO).await })
+            tokio::spawn(async move { any_life(&a).await })
         })
         .collect();
     for task in tasks {
@@ -170,10 +175,10 @@ async fn tasks_of_a_scope_share_one_resolution_and_other_scopes_do_not_see_it() 
         );
     }
     assert_eq!(source.calls(), 1, "32 tasks, one call to the source");
-    let other = b.access("db", "t", Duration::ZERO).await.expect("b");
+    let other = any_life(&b).await.expect("b");
     assert_eq!(key_of(&other), "AK2", "scope b fetches its own");
     assert_eq!(source.calls(), 2);
-    let again = a.access("db", "t", Duration::ZERO).await.expect("a again");
+    let again = any_life(&a).await.expect("a again");
     assert_eq!(key_of(&again), "AK1", "scope a does not see b's");
     // The handout carries what callers need to plan their own use.
     let expiry = again.handout.expires_at_millis.expect("vended expiry");
@@ -202,10 +207,7 @@ async fn credentials_refresh_a_tenth_of_their_life_before_expiry_within_one_seco
             .scopes
             .open(source.options("c", Arc::clone(&f.budget)))
             .expect("open");
-        let first = scope
-            .access("db", "t", Duration::ZERO)
-            .await
-            .expect("first");
+        let first = any_life(&scope).await.expect("first");
         assert_eq!(key_of(&first), "AK1");
         let refresh_at = first.handout.refresh_at_millis;
         assert_eq!(
@@ -217,10 +219,7 @@ async fn credentials_refresh_a_tenth_of_their_life_before_expiry_within_one_seco
         // Just before the window: served as is, no call.
         f.advance(lifetime - window - 1);
         for _ in 0..10 {
-            let access = scope
-                .access("db", "t", Duration::ZERO)
-                .await
-                .expect("before");
+            let access = any_life(&scope).await.expect("before");
             assert_eq!(key_of(&access), "AK1");
         }
         assert_eq!(
@@ -230,17 +229,11 @@ async fn credentials_refresh_a_tenth_of_their_life_before_expiry_within_one_seco
         );
         // In the window: the old credential is still served while one refresh runs.
         f.advance(1);
-        let during = scope
-            .access("db", "t", Duration::ZERO)
-            .await
-            .expect("in window");
+        let during = any_life(&scope).await.expect("in window");
         assert!(key_of(&during) == "AK1" || key_of(&during) == "AK2");
         refreshed_to(&scope, 2).await;
         assert_eq!(source.calls(), 2, "lifetime {lifetime} ms: one refresh");
-        let next = scope
-            .access("db", "t", Duration::ZERO)
-            .await
-            .expect("after");
+        let next = any_life(&scope).await.expect("after");
         assert_eq!(
             next.handout.expires_at_millis,
             Some(f.clock.wall_millis() + lifetime),
@@ -253,10 +246,7 @@ async fn credentials_refresh_a_tenth_of_their_life_before_expiry_within_one_seco
 async fn a_credential_with_less_life_than_asked_is_never_handed_out() {
     let f = fixture();
     let (source, scope) = f.scope(15 * MINUTE);
-    scope
-        .access("db", "t", Duration::ZERO)
-        .await
-        .expect("first");
+    any_life(&scope).await.expect("first");
     // 10 minutes in, 5 minutes left: the window (60 s) is not reached.
     f.advance(10 * MINUTE);
     let relaxed = scope
@@ -301,20 +291,14 @@ async fn a_credential_with_less_life_than_asked_is_never_handed_out() {
 async fn failed_refreshes_back_off_keep_serving_a_valid_credential_and_never_spin() {
     let f = fixture();
     let (source, scope) = f.scope(15 * MINUTE);
-    scope
-        .access("db", "t", Duration::ZERO)
-        .await
-        .expect("first");
+    any_life(&scope).await.expect("first");
     source.failing.store(true, SeqCst);
     f.advance(14 * MINUTE); // in the window
-    scope
-        .access("db", "t", Duration::ZERO)
-        .await
-        .expect("old served");
+    any_life(&scope).await.expect("old served");
     // The attempt ends; then the old credential is served and says its refresh failed.
     let mut flagged = None;
     for _ in 0..5000 {
-        let access = scope.access("db", "t", Duration::ZERO).await.expect("old");
+        let access = any_life(&scope).await.expect("old");
         if let Some(failed) = access.handout.refresh_failed.clone() {
             flagged = Some((key_of(&access), failed));
             break;
@@ -331,7 +315,7 @@ async fn failed_refreshes_back_off_keep_serving_a_valid_credential_and_never_spi
     assert_eq!(source.calls(), 2);
     // A thousand callers inside the backoff (1 s) make no call.
     for _ in 0..1000 {
-        scope.access("db", "t", Duration::ZERO).await.expect("old");
+        any_life(&scope).await.expect("old");
     }
     assert_eq!(source.calls(), 2, "no call inside the backoff");
     // Attempts double their spacing: 1, 2, 4, 8, 16, 32 s between calls.
@@ -339,8 +323,8 @@ async fn failed_refreshes_back_off_keep_serving_a_valid_credential_and_never_spi
     for _ in 0..60 {
         f.advance(SECOND);
         let before = source.calls();
-        let _ = scope.access("db", "t", Duration::ZERO).await;
-        wait_calls_settle(&scope).await;
+        let _ = any_life(&scope).await;
+        wait_calls_settle().await;
         if source.calls() > before {
             calls_at.push(source.calls());
         }
@@ -352,14 +336,11 @@ async fn failed_refreshes_back_off_keep_serving_a_valid_credential_and_never_spi
     );
     // Past the expiry: an error that says when the next attempt is, no call until then.
     f.advance(2 * MINUTE);
-    let _ = scope.access("db", "t", Duration::ZERO).await; // starts one attempt
-    wait_calls_settle(&scope).await;
+    let _ = any_life(&scope).await; // starts one attempt
+    wait_calls_settle().await;
     let calls = source.calls();
     for _ in 0..1000 {
-        let error = scope
-            .access("db", "t", Duration::ZERO)
-            .await
-            .expect_err("expired, source failing");
+        let error = any_life(&scope).await.expect_err("expired, source failing");
         let ScopeError::Source {
             retry_at_millis, ..
         } = &error
@@ -376,21 +357,17 @@ async fn failed_refreshes_back_off_keep_serving_a_valid_credential_and_never_spi
     // The source recovers: after the backoff, one call brings a fresh credential.
     source.failing.store(false, SeqCst);
     f.advance(MINUTE);
-    let back = scope
-        .access("db", "t", Duration::ZERO)
-        .await
-        .expect("recovered");
+    let back = any_life(&scope).await.expect("recovered");
     assert!(back.handout.refresh_failed.is_none());
     assert_eq!(source.calls(), calls + 1);
 }
 
 /// Lets a started attempt end (the resolver is instant; its task needs a turn).
-async fn wait_calls_settle(scope: &Arc<Scope>) {
+async fn wait_calls_settle() {
     for _ in 0..50 {
         tokio::task::yield_now().await;
         tokio::time::sleep(Duration::from_micros(200)).await;
     }
-    let _ = scope;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -402,16 +379,10 @@ async fn credentials_that_arrive_expired_are_refused_with_backoff() {
         .scopes
         .open(source.options("c", Arc::clone(&f.budget)))
         .expect("open");
-    let error = scope
-        .access("db", "t", Duration::ZERO)
-        .await
-        .expect_err("expired on arrival");
+    let error = any_life(&scope).await.expect_err("expired on arrival");
     assert!(error.to_string().contains("already expired"), "{error}");
     for _ in 0..100 {
-        scope
-            .access("db", "t", Duration::ZERO)
-            .await
-            .expect_err("still");
+        any_life(&scope).await.expect_err("still");
     }
     assert_eq!(source.calls(), 1, "no loop on expired credentials");
 }
@@ -435,11 +406,11 @@ async fn resolutions_without_credentials_live_five_minutes_and_without_expiry_on
     );
     drop(first);
     f.advance(5 * MINUTE - 1);
-    scope.access("db", "t", Duration::ZERO).await.expect("hit");
+    any_life(&scope).await.expect("hit");
     assert_eq!(plain.calls(), 1);
     f.advance(1);
-    scope.access("db", "t", Duration::ZERO).await.expect("due");
-    wait_calls_settle(&scope).await;
+    any_life(&scope).await.expect("due");
+    wait_calls_settle().await;
     assert_eq!(plain.calls(), 2, "refetched after 5 minutes");
 
     let unknown = Source::new(&f.clock, 15 * MINUTE);
@@ -448,10 +419,7 @@ async fn resolutions_without_credentials_live_five_minutes_and_without_expiry_on
         .scopes
         .open(unknown.options("c", Arc::clone(&f.budget)))
         .expect("open");
-    let first = scope
-        .access("db", "t", Duration::ZERO)
-        .await
-        .expect("first");
+    let first = any_life(&scope).await.expect("first");
     assert_eq!(
         first.handout.expires_at_millis, None,
         "no vended expiry to report"
@@ -474,10 +442,7 @@ async fn resolutions_without_credentials_live_five_minutes_and_without_expiry_on
         }
     ));
     f.advance(MINUTE);
-    let next = scope
-        .access("db", "t", Duration::ZERO)
-        .await
-        .expect("after a minute");
+    let next = any_life(&scope).await.expect("after a minute");
     assert_eq!(
         key_of(&next),
         "AK2",
@@ -493,10 +458,7 @@ async fn a_scope_does_not_expire_or_close_under_a_lease() {
     options.idle_timeout = Some(Duration::from_secs(10));
     let scope = f.scopes.open(options).expect("open");
     let id = scope.id().to_owned();
-    let lease = scope
-        .access("db", "t", Duration::ZERO)
-        .await
-        .expect("leased");
+    let lease = any_life(&scope).await.expect("leased");
     f.advance(HOUR);
     assert_eq!(f.scopes.sweep(), 0, "a leased scope is not idle");
     assert_eq!(f.scopes.get(&id).expect("still open").info().leases, 1);
@@ -506,10 +468,7 @@ async fn a_scope_does_not_expire_or_close_under_a_lease() {
     f.advance(SECOND);
     assert_eq!(f.scopes.sweep(), 1, "idle for 10 s");
     assert!(matches!(f.scopes.get(&id), Err(ScopeError::NotFound)));
-    assert!(matches!(
-        scope.access("db", "t", Duration::ZERO).await,
-        Err(ScopeError::NotFound)
-    ));
+    assert!(matches!(any_life(&scope).await, Err(ScopeError::NotFound)));
     assert_eq!(f.budget.used(), 0, "its entries released their bytes");
 
     // Closing a scope while a task holds a lease: the task keeps its resolution (and its
@@ -518,7 +477,7 @@ async fn a_scope_does_not_expire_or_close_under_a_lease() {
         .scopes
         .open(source.options("c", Arc::clone(&f.budget)))
         .expect("open");
-    let held = scope.access("db", "t", Duration::ZERO).await.expect("held");
+    let held = any_life(&scope).await.expect("held");
     let info = f.scopes.close(scope.id()).expect("close");
     assert_eq!(info.leases, 1);
     assert!(f.budget.used() > 0, "the leased entry is alive");
@@ -528,10 +487,7 @@ async fn a_scope_does_not_expire_or_close_under_a_lease() {
             .storage_options
             .contains_key("secret_access_key")
     );
-    assert!(matches!(
-        scope.access("db", "t", Duration::ZERO).await,
-        Err(ScopeError::NotFound)
-    ));
+    assert!(matches!(any_life(&scope).await, Err(ScopeError::NotFound)));
     drop(held);
     assert_eq!(f.budget.used(), 0, "released with the last lease");
     let stats = f.scopes.stats();
@@ -621,8 +577,7 @@ async fn resolutions_are_charged_to_the_catalog_and_refused_when_it_is_full() {
         .scopes
         .open(source.options("tight", Arc::clone(&tight)))
         .expect("open");
-    let error = scope
-        .access("db", "t", Duration::ZERO)
+    let error = any_life(&scope)
         .await
         .expect_err("a 600-byte quota cannot hold it");
     assert!(error.to_string().contains("memory quota"), "{error}");
@@ -648,10 +603,7 @@ async fn a_panicking_source_ends_the_attempt_as_a_failure() {
             }),
         })
         .expect("open");
-    let error = scope
-        .access("db", "t", Duration::ZERO)
-        .await
-        .expect_err("panicked");
+    let error = any_life(&scope).await.expect_err("panicked");
     assert!(error.to_string().contains("panicked"), "{error}");
 }
 

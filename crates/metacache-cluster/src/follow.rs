@@ -40,15 +40,14 @@ pub struct Advertised {
 /// Follows the store until the process ends (on a multi-thread runtime: a resync blocks its
 /// worker for the reload).
 pub fn spawn(store: &Arc<PgStore>, manager: Arc<CatalogManager>, advertised: Advertised) {
-    let shared = Arc::clone(&store.shared);
     let store = Arc::clone(store);
     tokio::spawn(async move {
         let mut backoff = Duration::from_millis(200);
         loop {
-            match follow(&shared, &store, &manager, &advertised).await {
+            match follow(&store, &manager, &advertised).await {
                 Ok(()) => backoff = Duration::from_millis(200),
                 Err(error) => {
-                    tracing::warn!(store = %shared.described, %error, "cluster store follower lost its connection; reconnecting");
+                    tracing::warn!(store = %store.shared.described, %error, "cluster store follower lost its connection; reconnecting");
                 }
             }
             tokio::time::sleep(backoff).await;
@@ -59,11 +58,11 @@ pub fn spawn(store: &Arc<PgStore>, manager: Arc<CatalogManager>, advertised: Adv
 
 /// One connection's life: listen, catch up, apply what is notified, heartbeat.
 async fn follow(
-    shared: &Arc<Shared>,
-    store: &Arc<PgStore>,
+    store: &PgStore,
     manager: &Arc<CatalogManager>,
     advertised: &Advertised,
 ) -> Result<(), tokio_postgres::Error> {
+    let shared = &store.shared;
     let (client, mut connection) = shared.config.connect(tokio_postgres::NoTls).await?;
     let (notified_tx, mut notified) = watch::channel(0u64);
     let (closed_tx, mut closed) = watch::channel(false);
@@ -84,7 +83,7 @@ async fn follow(
     client.batch_execute("LISTEN metacache_events").await?;
     heartbeat(&client, shared, advertised).await?;
     members(&client, shared, manager).await?;
-    catch_up(&client, shared, store, manager).await?;
+    catch_up(&client, store, manager).await?;
     let mut tick = tokio::time::interval(POLL);
     loop {
         tokio::select! {
@@ -99,7 +98,7 @@ async fn follow(
             }
             _ = closed.changed() => return Ok(()),
         }
-        catch_up(&client, shared, store, manager).await?;
+        catch_up(&client, store, manager).await?;
     }
 }
 
@@ -156,10 +155,10 @@ async fn members(
 /// Applies every event after the last applied revision, in order.
 async fn catch_up(
     client: &tokio_postgres::Client,
-    shared: &Shared,
     store: &PgStore,
     manager: &Arc<CatalogManager>,
 ) -> Result<(), tokio_postgres::Error> {
+    let shared = &store.shared;
     loop {
         let after = shared.applied.load(Ordering::SeqCst);
         // One statement, one snapshot: the head revision and the events after ours agree (two

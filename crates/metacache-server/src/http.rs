@@ -194,8 +194,9 @@ fn time(millis: u64) -> Json_ {
     }
 }
 
-/// Runs a catalog operation on a blocking thread (the store writes to disk).
-async fn blocking<T: Send + 'static>(
+/// Runs a catalog operation on a blocking thread (the store writes to disk, or commits to a
+/// cluster's PostgreSQL).
+pub(crate) async fn blocking<T: Send + 'static>(
     manager: &Arc<CatalogManager>,
     f: impl FnOnce(&CatalogManager) -> metacache_catalog::Result<T> + Send + 'static,
 ) -> Result<T, ApiError> {

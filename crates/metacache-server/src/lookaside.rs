@@ -279,11 +279,10 @@ pub async fn delete(
 ) -> Result<Response, ApiError> {
     let cache = cache(&manager, &target)?;
     // In a cluster the store carries the DELETE to every node first (a blocking commit).
-    let removed = tokio::task::spawn_blocking(move || {
+    let removed = crate::http::blocking(&manager, move |m| {
         let (catalog, engine, entry, key) = &target;
-        manager.publish_invalidation(catalog, engine, entry, key, || cache.invalidate(key))
+        m.publish_invalidation(catalog, engine, entry, key, || cache.invalidate(key))
     })
-    .await
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    .await?;
     Ok(Json(json!({"removed": removed})).into_response())
 }

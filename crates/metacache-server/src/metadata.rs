@@ -202,10 +202,9 @@ async fn refresh(
     Path((catalog, database, table)): TablePath,
 ) -> Result<Response, ApiError> {
     // A cluster's store commits the refresh: off the async workers.
-    let manager = Arc::clone(sources.manager());
-    let invalidated =
-        tokio::task::spawn_blocking(move || manager.refresh_table(&catalog, &database, &table))
-            .await
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    let invalidated = crate::http::blocking(sources.manager(), move |m| {
+        m.refresh_table(&catalog, &database, &table)
+    })
+    .await?;
     Ok(Json(json!({ "invalidated": invalidated })).into_response())
 }

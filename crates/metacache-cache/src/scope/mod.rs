@@ -341,7 +341,8 @@ pub struct Scope {
     entries: Mutex<HashMap<ScopeKey, Arc<entry::Entry>>>,
     shared: Arc<Shared>,
     budget: Arc<Budget>,
-    registry: Arc<Limits>,
+    /// The node's bounds and wait, shared with the registry (changed live).
+    limits: Arc<Limits>,
 }
 
 /// One caller's hold on a table of a scope: the handout, and a lease that keeps the scope from
@@ -420,7 +421,7 @@ impl Scope {
             scope: Arc::clone(self),
             entry: Arc::clone(&entry),
         };
-        let wait = Duration::from_millis(self.registry.wait_ms.load(Relaxed));
+        let wait = Duration::from_millis(self.limits.wait_ms.load(Relaxed));
         let handout = entry.get(&self.shared, millis(min_remaining), wait).await?;
         Ok(ScopedAccess {
             handout,
@@ -437,7 +438,7 @@ impl Scope {
             entry.last_used_ms.store(now, Relaxed);
             return Ok(Arc::clone(entry));
         }
-        let limit = self.registry.max_entries.load(Relaxed).max(1);
+        let limit = self.limits.max_entries.load(Relaxed).max(1);
         while entries.len() >= limit {
             let coldest = entries
                 .values()
@@ -625,7 +626,7 @@ impl Scopes {
                 node: Arc::clone(&self.node),
             }),
             budget: options.budget,
-            registry: Arc::clone(&self.limits),
+            limits: Arc::clone(&self.limits),
         });
         scopes.insert(id, Arc::clone(&scope));
         self.opened.fetch_add(1, Relaxed);

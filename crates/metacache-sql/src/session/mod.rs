@@ -55,12 +55,7 @@ impl SqlEngine {
     pub fn local_rows(&self, name: &str, catalog: Option<&str>) -> Option<Vec<Vec<crate::Value>>> {
         let table = crate::system::system_table(name)?;
         let local = SystemContext::local(Arc::clone(&self.system.manager), &self.system.fe_host);
-        let mut rows = table.rows(&local);
-        let column = table.columns.iter().position(|(c, _)| *c == "CATALOG_NAME");
-        if let (Some(catalog), Some(i)) = (catalog, column) {
-            rows.retain(|row| matches!(row.get(i), Some(crate::Value::Text(t)) if t == catalog));
-        }
-        Some(rows)
+        Some(table.rows_of(&local, catalog))
     }
 
     /// The catalogs' metadata sources.

@@ -14,7 +14,6 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::scalar::ScalarValue;
 
 use super::{SystemContext, SystemTable};
-use crate::output::Value;
 
 /// `information_schema.<table>` over every live node.
 #[derive(Clone)]
@@ -101,23 +100,14 @@ impl TableProvider for ClusterTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
+        // DataFusion applies the filter again (`Inexact`): the pinned catalog only saves work.
         let catalog = filters.iter().find_map(pinned_catalog);
-        let catalog_column = self
-            .table
-            .columns
-            .iter()
-            .position(|(name, _)| *name == "CATALOG_NAME");
-        let keep = |row: &Vec<Value>| match (&catalog, catalog_column) {
-            (Some(c), Some(i)) => matches!(row.get(i), Some(Value::Text(t)) if t == c),
-            _ => true,
-        };
-        let mut rows: Vec<Vec<Value>> = self.table.rows(&self.context);
-        rows.retain(keep);
+        let mut rows = self.table.rows_of(&self.context, catalog.as_deref());
         if let Some(peers) = &self.context.peers {
             let answer = peers
                 .rows(self.table.name, self.table.columns, catalog.as_deref())
                 .await;
-            rows.extend(answer.rows.into_iter().filter(keep));
+            rows.extend(answer.rows);
             self.context.notes.lock().extend(answer.warnings);
         }
         let batch = self.table.batch_of(rows)?;

@@ -317,6 +317,17 @@ impl SystemTable {
         (self.rows)(context)
     }
 
+    /// The rows now, of `catalog` only when given and the table has a `CATALOG_NAME` column
+    /// (what a peer of a cluster is asked for, and what a pushed-down filter keeps).
+    pub fn rows_of(&self, context: &SystemContext, catalog: Option<&str>) -> Vec<Vec<Value>> {
+        let mut rows = self.rows(context);
+        let column = self.columns.iter().position(|(c, _)| *c == "CATALOG_NAME");
+        if let (Some(catalog), Some(i)) = (catalog, column) {
+            rows.retain(|row| matches!(row.get(i), Some(Value::Text(t)) if t == catalog));
+        }
+        rows
+    }
+
     /// The rows now, as one Arrow batch.
     pub fn batch(&self, context: &SystemContext) -> Result<RecordBatch, DataFusionError> {
         self.batch_of(self.rows(context))
