@@ -42,9 +42,19 @@ def start_node(work, name, env):
                             stdout=subprocess.PIPE, stderr=open(data + ".log", "w"), env=e, text=True)
     for line in proc.stdout:
         if line.startswith("metacache ready"):
-            http = [w.split("=", 1)[1] for w in line.split() if w.startswith("http=")][0]
-            return proc, "http://" + http
+            words = dict(w.split("=", 1) for w in line.split() if "=" in w)
+            MYSQL[proc.pid] = words["mysql"]
+            return proc, "http://" + words["http"]
     raise SystemExit(f"{name} did not start: see {data}.log")
+
+
+MYSQL = {}  # pid -> the node's MySQL address
+
+
+def mysql_conn(proc):
+    import mysql.connector  # mysql-connector-python (scripts/test-deps.sh installs it)
+    host, port = MYSQL[proc.pid].rsplit(":", 1)
+    return mysql.connector.connect(host=host, port=int(port), user="root", password="")
 
 
 def call(base, method, path, body=None):
@@ -136,6 +146,17 @@ def main():
                     ms.append((time.perf_counter() - t0) * 1000)
                     rows = len(out["rows"])
                 report(f"statistics {name} over HTTP, {label}", ms, rows=rows)
+            for label, proc in [("cluster (3 nodes)", procs[0]), ("single node", single)]:
+                conn = mysql_conn(proc)
+                cur = conn.cursor()
+                ms, rows = [], 0
+                for _ in range(max(N, 50)):
+                    t0 = time.perf_counter()
+                    cur.execute(text)
+                    rows = len(cur.fetchall())
+                    ms.append((time.perf_counter() - t0) * 1000)
+                report(f"statistics {name} over MySQL, {label}", ms, rows=rows)
+                conn.close()
     finally:
         for p in procs:
             p.kill(); p.wait()

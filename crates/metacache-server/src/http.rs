@@ -137,39 +137,78 @@ async fn sql(State(state): State<HttpState>, body: Bytes) -> Result<Response, Ap
         .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "The statement must be UTF-8 text"))?;
     let mut session = state.engine.session("http", 0)?;
     let output = session.execute(text).await?;
-    Ok(Json(match output {
-        // Warnings of a result set (a peer of a cluster that did not answer) only when any.
-        Output::Rows { columns, rows } if session.warnings().is_empty() => {
-            json!({"columns": columns, "rows": rows})
+    Ok(match output {
+        // Serialised straight from the rows (no intermediate JSON tree); warnings of a result
+        // set (a peer of a cluster that did not answer) only when any.
+        Output::Rows { columns, rows } => Json(RowsAnswer {
+            columns: &columns,
+            rows: &rows,
+            warnings: session.warnings(),
+        })
+        .into_response(),
+        Output::Done { affected, warnings } => {
+            Json(json!({"affected": affected, "warnings": warnings})).into_response()
         }
-        Output::Rows { columns, rows } => {
-            json!({"columns": columns, "rows": rows, "warnings": session.warnings()})
-        }
-        Output::Done { affected, warnings } => json!({"affected": affected, "warnings": warnings}),
     })
-    .into_response())
 }
 
-/// `?catalog=<name>`: that catalog's rows only.
+/// A result set as `/api/v1/sql` answers it.
+#[derive(serde::Serialize)]
+struct RowsAnswer<'a> {
+    columns: &'a [metacache_sql::Column],
+    rows: &'a [Vec<metacache_sql::Value>],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    warnings: &'a [String],
+}
+
+/// `?catalog=<name>`: that catalog's rows only; `?columns=A,B`: those columns only.
 #[derive(serde::Deserialize)]
 struct RowsQuery {
     catalog: Option<String>,
+    columns: Option<String>,
 }
 
 /// This node's own rows of a system table, for the other nodes of a cluster (their
-/// `catalog_meta_cache_statistics` and `catalog_meta_cache_nodes` show every node).
+/// `catalog_meta_cache_statistics` and `catalog_meta_cache_nodes` show every node): an Arrow
+/// IPC stream when the request accepts one (what nodes ask for), JSON otherwise.
 async fn local_rows(
     State(state): State<HttpState>,
     Path(table): Path<String>,
     Query(only): Query<RowsQuery>,
-) -> Result<Json<Json_>, ApiError> {
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
+    use metacache_sql::system::peers::{ARROW_STREAM, LocalRowsError, encode_arrow};
+    let arrow = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains(ARROW_STREAM));
     let engine = Arc::clone(&state.engine);
-    let rows =
-        tokio::task::spawn_blocking(move || engine.local_rows(&table, only.catalog.as_deref()))
-            .await
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-            .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "no such system table"))?;
-    Ok(Json(json!({"node": state.engine.fe_host(), "rows": rows})))
+    let answer = tokio::task::spawn_blocking(move || {
+        let columns: Option<Vec<&str>> = only
+            .columns
+            .as_deref()
+            .map(|c| c.split(',').map(str::trim).collect());
+        let batch = engine.local_batch(&table, only.catalog.as_deref(), columns.as_deref())?;
+        if arrow {
+            let bytes = encode_arrow(&batch).map_err(|e| LocalRowsError::Batch(e.to_string()))?;
+            Ok(([(header::CONTENT_TYPE, ARROW_STREAM)], bytes).into_response())
+        } else {
+            let rows = metacache_sql::query::batch_rows(&batch)
+                .map_err(|e| LocalRowsError::Batch(e.to_string()))?;
+            Ok(Json(json!({"node": engine.fe_host(), "rows": rows})).into_response())
+        }
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    answer.map_err(|e: LocalRowsError| {
+        let status = match e {
+            LocalRowsError::NoSuchTable => StatusCode::NOT_FOUND,
+            LocalRowsError::NoSuchColumn { .. } => StatusCode::BAD_REQUEST,
+            LocalRowsError::Batch(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.to_string())
+    })
 }
 
 fn catalog_json(catalog: &Catalog) -> Json_ {

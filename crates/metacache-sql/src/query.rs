@@ -266,7 +266,8 @@ fn column_type(ty: &DataType) -> ColumnType {
     }
 }
 
-fn batch_rows(batch: &RecordBatch) -> Result<Vec<Vec<Value>>> {
+/// A batch as rows of cells.
+pub fn batch_rows(batch: &RecordBatch) -> Result<Vec<Vec<Value>>> {
     let options = FormatOptions::default();
     let mut columns: Vec<Vec<Value>> = Vec::with_capacity(batch.num_columns());
     for array in batch.columns() {
@@ -321,6 +322,16 @@ fn values(array: &dyn Array, options: &FormatOptions) -> Result<Vec<Value>> {
             .as_primitive::<Float64Type>()
             .iter()
             .map(|v| v.map_or(Value::Null, Value::Double))
+            .collect(),
+        DataType::Utf8 => array
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.map_or(Value::Null, |v| Value::Text(v.to_owned())))
+            .collect(),
+        DataType::Utf8View => array
+            .as_string_view()
+            .iter()
+            .map(|v| v.map_or(Value::Null, |v| Value::Text(v.to_owned())))
             .collect(),
         _ => {
             let formatter =

@@ -1,19 +1,21 @@
 //! The other nodes' rows of the tables that show every node, fetched over HTTP
-//! (`GET /api/v1/cluster/rows/{table}` on each live peer, at once, with this node's bearer
-//! token — a cluster shares one `http_token`). A peer that does not answer within
-//! [`PEER_TIMEOUT`], or answers something else, is a warning of the statement.
+//! (`GET /api/v1/cluster/rows/{table}?columns=…` on each live peer, at once, with this node's
+//! bearer token — a cluster shares one `http_token`), as Arrow IPC streams. A peer that does not
+//! answer within [`PEER_TIMEOUT`], answers more than [`PEER_ANSWER_MAX`] bytes, or answers
+//! something else, is a warning of the statement.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use metacache_cluster::PgStore;
-use metacache_sql::ColumnType;
-use metacache_sql::system::peers::{PeerRows, Peers, rows_from_json};
+use metacache_sql::system::peers::{ARROW_STREAM, PeerAsk, PeerRows, Peers, decode_arrow};
 
 /// How long one peer may take to answer.
 pub const PEER_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// The most bytes one peer's answer may have (about a million statistics rows).
+pub const PEER_ANSWER_MAX: usize = 256 << 20;
 /// Peers of a node of a cluster.
 pub struct ClusterPeers {
     store: Arc<PgStore>,
@@ -37,18 +39,19 @@ impl ClusterPeers {
 
 #[async_trait]
 impl Peers for ClusterPeers {
-    async fn rows(
-        &self,
-        table: &'static str,
-        columns: &'static [(&'static str, ColumnType)],
-        catalog: Option<&str>,
-    ) -> PeerRows {
+    async fn rows(&self, ask: &PeerAsk<'_>) -> PeerRows {
+        let table = ask.table;
+        let columns = ask.columns.join(",");
         let asks = self.store.members().into_iter().map(|member| {
-            let mut request = self.client.get(format!(
-                "http://{}/api/v1/cluster/rows/{table}",
-                member.http
-            ));
-            if let Some(catalog) = catalog {
+            let mut request = self
+                .client
+                .get(format!(
+                    "http://{}/api/v1/cluster/rows/{table}",
+                    member.http
+                ))
+                .header(reqwest::header::ACCEPT, ARROW_STREAM)
+                .query(&[("columns", columns.as_str())]);
+            if let Some(catalog) = ask.catalog {
                 request = request.query(&[("catalog", catalog)]);
             }
             if let Some(token) = &self.token {
@@ -56,7 +59,7 @@ impl Peers for ClusterPeers {
             }
             async move {
                 let answer = async {
-                    let response = request.send().await.map_err(|e| {
+                    let mut response = request.send().await.map_err(|e| {
                         if e.is_timeout() {
                             format!("no answer within {} ms", PEER_TIMEOUT.as_millis())
                         } else {
@@ -67,13 +70,25 @@ impl Peers for ClusterPeers {
                     if !status.is_success() {
                         return Err(format!("answered {status}"));
                     }
-                    let json: serde_json::Value = response
-                        .json()
-                        .await
-                        .map_err(|_| "answered something that is not JSON".to_owned())?;
-                    rows_from_json(columns, &json).ok_or_else(|| {
-                        "answered rows of another shape (another version?)".to_owned()
-                    })
+                    let too_big = || format!("answered more than {PEER_ANSWER_MAX} bytes");
+                    let declared = response.content_length().unwrap_or(0);
+                    if declared > PEER_ANSWER_MAX as u64 {
+                        return Err(too_big());
+                    }
+                    let mut body = Vec::with_capacity(usize::try_from(declared).unwrap_or(0));
+                    while let Some(chunk) = response.chunk().await.map_err(|e| {
+                        if e.is_timeout() {
+                            format!("no answer within {} ms", PEER_TIMEOUT.as_millis())
+                        } else {
+                            "broke off its answer".to_owned()
+                        }
+                    })? {
+                        if body.len() + chunk.len() > PEER_ANSWER_MAX {
+                            return Err(too_big());
+                        }
+                        body.extend_from_slice(&chunk);
+                    }
+                    decode_arrow(&body, &ask.schema).map_err(|e| e.to_string())
                 }
                 .await;
                 (member, answer)
@@ -82,7 +97,7 @@ impl Peers for ClusterPeers {
         let mut out = PeerRows::default();
         for (member, answer) in futures::future::join_all(asks).await {
             match answer {
-                Ok(rows) => out.rows.extend(rows),
+                Ok(batches) => out.batches.extend(batches),
                 Err(why) => out.warnings.push(format!(
                     "node {} ({}) is missing from {table}: {why}",
                     member.node, member.http

@@ -173,6 +173,67 @@ fn three_nodes_share_catalogs_and_refreshes_through_postgresql() {
         });
         assert_eq!(node_names(server), "FE_HOST\nn1\nn2\nn3\n");
     }
+    // Peers send only the columns read (none for a count: one column travels, dropped here),
+    // and the cluster-wide rows are each node's own rows, FE_HOST naming them.
+    let local = |server: &Server, columns: &str| {
+        let (status, body) = server.http(
+            "GET",
+            &format!(
+                "/api/v1/cluster/rows/catalog_meta_cache_statistics?catalog=lake&columns={columns}"
+            ),
+            None,
+            None,
+        );
+        assert_eq!(status, 200, "{body}");
+        let answer: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        answer["rows"].as_array().cloned().unwrap_or_default()
+    };
+    let own: Vec<Vec<serde_json::Value>> = [&n1, &n2, &n3]
+        .iter()
+        .map(|server| local(server, "FE_HOST,ENTRY_NAME,HIT_COUNT"))
+        .flat_map(|rows| {
+            rows.into_iter()
+                .map(|r| r.as_array().cloned().unwrap_or_default())
+        })
+        .collect();
+    assert!(own.iter().all(|r| r.len() == 3), "{own:?}");
+    let count = n2.query(
+        "SELECT COUNT(*) AS n FROM information_schema.catalog_meta_cache_statistics \
+         WHERE CATALOG_NAME = 'lake'",
+    );
+    assert_eq!(count, format!("n\n{}\n", own.len()));
+    let by_node = n2.query(
+        "SELECT FE_HOST, COUNT(ENTRY_NAME) AS n FROM information_schema.catalog_meta_cache_statistics \
+         WHERE CATALOG_NAME = 'lake' GROUP BY FE_HOST ORDER BY FE_HOST",
+    );
+    let per_node = own.len() / 3;
+    assert_eq!(
+        by_node,
+        format!("FE_HOST\tn\nn1\t{per_node}\nn2\t{per_node}\nn3\t{per_node}\n")
+    );
+    let (status, body) = n1.http(
+        "GET",
+        "/api/v1/cluster/rows/catalog_meta_cache_statistics?columns=FE_HOST,NO_SUCH_COLUMN",
+        None,
+        None,
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("NO_SUCH_COLUMN"), "{body}");
+    // What nodes ask each other for: an Arrow IPC stream.
+    let response = ureq::get(format!(
+        "{}/api/v1/cluster/rows/catalog_meta_cache_nodes?columns=FE_HOST",
+        n1.http
+    ))
+    .header("Accept", "application/vnd.apache.arrow.stream")
+    .call()
+    .expect("Arrow answer");
+    assert_eq!(
+        response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/vnd.apache.arrow.stream")
+    );
     // A peer that does not answer is a warning, not an error: the others' rows come back.
     let stopped = n3.pid();
     signal("STOP", &stopped);

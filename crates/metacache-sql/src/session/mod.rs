@@ -51,7 +51,41 @@ impl SqlEngine {
     }
 
     /// This node's own rows of system table `name` (what a peer asks for), of `catalog` only
-    /// when given (tables with a `CATALOG_NAME` column), or `None` for an unknown table.
+    /// when given (tables with a `CATALOG_NAME` column), as one batch of the named `columns`
+    /// (every column when `None`).
+    pub fn local_batch(
+        &self,
+        name: &str,
+        catalog: Option<&str>,
+        columns: Option<&[&str]>,
+    ) -> std::result::Result<
+        datafusion::arrow::record_batch::RecordBatch,
+        crate::system::peers::LocalRowsError,
+    > {
+        use crate::system::peers::LocalRowsError;
+        let table = crate::system::system_table(name).ok_or(LocalRowsError::NoSuchTable)?;
+        let projection = columns
+            .map(|columns| {
+                columns
+                    .iter()
+                    .map(|c| {
+                        table
+                            .column_index(c)
+                            .ok_or_else(|| LocalRowsError::NoSuchColumn {
+                                table: table.name,
+                                column: (*c).to_owned(),
+                            })
+                    })
+                    .collect::<std::result::Result<Vec<_>, _>>()
+            })
+            .transpose()?;
+        let local = SystemContext::local(Arc::clone(&self.system.manager), &self.system.fe_host);
+        table
+            .batch_projected(&table.rows_of(&local, catalog), projection.as_deref())
+            .map_err(|e| LocalRowsError::Batch(e.to_string()))
+    }
+
+    /// The same rows as JSON-ready cells, every column in the table's order.
     pub fn local_rows(&self, name: &str, catalog: Option<&str>) -> Option<Vec<Vec<crate::Value>>> {
         let table = crate::system::system_table(name)?;
         let local = SystemContext::local(Arc::clone(&self.system.manager), &self.system.fe_host);

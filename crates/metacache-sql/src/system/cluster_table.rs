@@ -13,6 +13,7 @@ use datafusion::logical_expr::{BinaryExpr, Expr, Operator, TableProviderFilterPu
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::scalar::ScalarValue;
 
+use super::peers::PeerAsk;
 use super::{SystemContext, SystemTable};
 
 /// `information_schema.<table>` over every live node.
@@ -102,17 +103,43 @@ impl TableProvider for ClusterTable {
     ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
         // DataFusion applies the filter again (`Inexact`): the pinned catalog only saves work.
         let catalog = filters.iter().find_map(pinned_catalog);
-        let mut rows = self.table.rows_of(&self.context, catalog.as_deref());
+        let all: Vec<usize>;
+        let projection: &[usize] = match projection {
+            Some(p) => p,
+            None => {
+                all = (0..self.table.columns.len()).collect();
+                &all
+            }
+        };
+        let rows = self.table.rows_of(&self.context, catalog.as_deref());
+        let mut batches = vec![self.table.batch_projected(&rows, Some(projection))?];
+        drop(rows);
         if let Some(peers) = &self.context.peers {
-            let answer = peers
-                .rows(self.table.name, self.table.columns, catalog.as_deref())
-                .await;
-            rows.extend(answer.rows);
+            // Peers send the columns read (at least one: a count of rows reads none).
+            let asked: Vec<usize> = if projection.is_empty() {
+                vec![0]
+            } else {
+                projection.to_vec()
+            };
+            let ask = PeerAsk {
+                table: self.table.name,
+                columns: asked.iter().map(|&i| self.table.columns[i].0).collect(),
+                schema: Arc::new(self.table.schema().project(&asked)?),
+                catalog: catalog.as_deref(),
+            };
+            let answer = peers.rows(&ask).await;
             self.context.notes.lock().extend(answer.warnings);
+            for batch in answer.batches {
+                batches.push(if projection.is_empty() {
+                    batch.project(&[])?
+                } else {
+                    batch
+                });
+            }
         }
-        let batch = self.table.batch_of(rows)?;
-        let memory = MemTable::try_new(self.table.schema(), vec![vec![batch]])?;
-        memory.scan(state, projection, &[], limit).await
+        let schema = Arc::new(self.table.schema().project(projection)?);
+        let memory = MemTable::try_new(schema, vec![batches])?;
+        memory.scan(state, None, &[], limit).await
     }
 }
 

@@ -335,15 +335,47 @@ impl SystemTable {
 
     /// `rows` as one Arrow batch.
     pub fn batch_of(&self, rows: Vec<Vec<Value>>) -> Result<RecordBatch, DataFusionError> {
-        let arrays: Vec<ArrayRef> = self
-            .columns
+        self.batch_projected(&rows, None)
+    }
+
+    /// `rows` as one Arrow batch of the columns `projection` names (every column when `None`;
+    /// none at all, keeping the row count, when empty).
+    pub fn batch_projected(
+        &self,
+        rows: &[Vec<Value>],
+        projection: Option<&[usize]>,
+    ) -> Result<RecordBatch, DataFusionError> {
+        let all: Vec<usize>;
+        let indices = match projection {
+            Some(p) => p,
+            None => {
+                all = (0..self.columns.len()).collect();
+                &all
+            }
+        };
+        let arrays = indices
             .iter()
-            .enumerate()
-            .map(|(i, (_, ty))| {
-                column_array(*ty, rows.iter().map(|r| r.get(i).unwrap_or(&Value::Null)))
+            .map(|&i| {
+                let (_, ty) = self.columns.get(i).ok_or_else(|| {
+                    DataFusionError::Internal(format!("{} has no column {i}", self.name))
+                })?;
+                Ok(column_array(
+                    *ty,
+                    rows.iter().map(|r| r.get(i).unwrap_or(&Value::Null)),
+                ))
             })
-            .collect();
-        Ok(RecordBatch::try_new(self.schema(), arrays)?)
+            .collect::<Result<Vec<ArrayRef>, DataFusionError>>()?;
+        let schema = Arc::new(self.schema().project(indices)?);
+        let options =
+            datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(rows.len()));
+        Ok(RecordBatch::try_new_with_options(schema, arrays, &options)?)
+    }
+
+    /// The position of column `name` (any case).
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|(c, _)| c.eq_ignore_ascii_case(name))
     }
 }
 
