@@ -25,6 +25,7 @@
 //!   flight never store into them or into their replacements.
 
 mod catalog;
+pub mod disk;
 mod error;
 pub mod events;
 mod handle;

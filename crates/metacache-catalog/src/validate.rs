@@ -145,6 +145,10 @@ fn check_key(
     if crate::scopes::check(key, value)? {
         return Ok(None);
     }
+    if key == crate::disk::DISK_ENABLE {
+        parse_enable(key, value)?;
+        return Ok(None);
+    }
     if let Some(rest) = key.strip_prefix(KEY_PREFIX) {
         return match EntryKey::parse(key) {
             Some(entry_key)

@@ -186,6 +186,8 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "external_meta_cache_lease_timeout_ms",
             "external_meta_cache_scope_max_count",
             "external_meta_cache_scope_max_entries",
+            "external_meta_cache_disk_dir",
+            "external_meta_cache_disk_max_weight",
             "sample_catalog",
             "node_memory_budget_bytes",
             "external_meta_cache_max_weight_bytes"
@@ -213,7 +215,9 @@ fn show_config_lists_every_key_and_filters_like_sql() {
             "external_meta_cache_refresh_max_concurrency",
             "external_meta_cache_lease_timeout_ms",
             "external_meta_cache_scope_max_count",
-            "external_meta_cache_scope_max_entries"
+            "external_meta_cache_scope_max_entries",
+            "external_meta_cache_disk_dir",
+            "external_meta_cache_disk_max_weight"
         ]
     );
 }

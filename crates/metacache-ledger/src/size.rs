@@ -72,6 +72,21 @@ impl Percent {
         (mantissa > 0 && mantissa <= hundred).then_some(Self { mantissa, decimals })
     }
 
+    /// A whole percentage, 1 to 100 (clamped).
+    pub const fn whole(percent: u8) -> Self {
+        let p = if percent == 0 {
+            1
+        } else if percent > 100 {
+            100
+        } else {
+            percent
+        };
+        Self {
+            mantissa: p as u128,
+            decimals: 0,
+        }
+    }
+
     /// This share of `total` bytes, floored to whole bytes.
     pub fn of(&self, total: u64) -> u64 {
         let denominator = 100u128 * 10u128.pow(self.decimals);

@@ -74,4 +74,4 @@ pub use sources::Sources;
 
 /// Statistics of a table's columns, by column name (those that have any).
 pub type ColumnStatisticsMap = std::collections::BTreeMap<String, hive::ColumnStatistics>;
-pub use warehouse::{REWRITE_FROM, WAREHOUSE, Warehouse};
+pub use warehouse::{DiskRead, REWRITE_FROM, WAREHOUSE, Warehouse};

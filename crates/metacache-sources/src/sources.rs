@@ -15,12 +15,14 @@ use parking_lot::Mutex;
 
 use crate::connector::Connector;
 use crate::hive::HiveConnector;
-use crate::warehouse::Warehouse;
+use crate::warehouse::{DiskRead, Warehouse};
 use crate::{Error, Result};
 
 struct Built {
     catalog: Arc<Catalog>,
     properties: Properties,
+    /// The disk tier's directory the connector reads through (a change rebuilds it).
+    disk_dir: Option<std::path::PathBuf>,
     connector: Arc<dyn Connector>,
 }
 
@@ -62,10 +64,17 @@ impl Sources {
     pub fn connector(&self, catalog: &str) -> Result<Arc<dyn Connector>> {
         let current = self.manager.catalog(catalog)?;
         let properties = current.def().properties;
+        let disk = self
+            .manager
+            .disk()
+            .filter(|_| metacache_catalog::disk::enabled(&properties))
+            .map(|tier| DiskRead::new(tier, catalog));
+        let disk_dir = disk.as_ref().map(|d| d.dir().to_path_buf());
         let mut built = self.built.lock();
         if let Some(b) = built.get(catalog)
             && Arc::ptr_eq(&b.catalog, &current)
             && b.properties == properties
+            && b.disk_dir == disk_dir
         {
             return Ok(Arc::clone(&b.connector));
         }
@@ -75,12 +84,13 @@ impl Sources {
         // A catalog stored before the node's allow-lists were narrowed reads nothing outside them.
         let reach = self.manager.node_config().reach();
         reach.check_properties(catalog, &properties)?;
-        let connector = build(&current, &properties, reach)?;
+        let connector = build(&current, &properties, reach, disk)?;
         built.insert(
             catalog.to_owned(),
             Built {
                 catalog: current,
                 properties,
+                disk_dir,
                 connector: Arc::clone(&connector),
             },
         );
@@ -93,6 +103,7 @@ fn build(
     catalog: &Arc<Catalog>,
     properties: &Properties,
     reach: metacache_catalog::Reach,
+    disk: Option<DiskRead>,
 ) -> Result<Arc<dyn Connector>> {
     let owned_name = catalog.name();
     let name: &str = &owned_name;
@@ -108,7 +119,7 @@ fn build(
             Ok(Arc::new(HiveConnector::new(Arc::clone(catalog), warehouse)))
         }
         #[cfg(feature = "iceberg")]
-        "iceberg" => iceberg(catalog, properties, reach),
+        "iceberg" => iceberg(catalog, properties, reach, disk),
         #[cfg(feature = "lance")]
         "lance" => Ok(Arc::new(crate::lance::LanceConnector::open(
             Arc::clone(catalog),
@@ -118,6 +129,7 @@ fn build(
         "paimon" => Ok(Arc::new(crate::paimon::PaimonConnector::open(
             Arc::clone(catalog),
             properties,
+            disk,
         )?)),
         #[cfg(feature = "postgres")]
         "jdbc" | "adbc" => Ok(Arc::new(crate::adbc::PostgresConnector::open(
@@ -188,6 +200,7 @@ fn iceberg(
     catalog: &Arc<Catalog>,
     properties: &Properties,
     reach: metacache_catalog::Reach,
+    disk: Option<DiskRead>,
 ) -> Result<Arc<dyn Connector>> {
     use crate::iceberg::{
         DirectoryCatalog, IcebergConnector, RestCatalog, SqliteCatalog, Storage, TableCatalog,
@@ -222,6 +235,7 @@ fn iceberg(
             properties: properties.clone(),
             reach,
             opened: parking_lot::Mutex::new(std::collections::HashMap::new()),
+            disk,
         };
         return Ok(Arc::new(IcebergConnector::new(
             Arc::clone(catalog),
@@ -282,7 +296,9 @@ fn iceberg(
     };
     Ok(Arc::new(IcebergConnector::new(
         Arc::clone(catalog),
-        Storage::Warehouse(warehouse),
+        // Only the storage reads through the disk: the table catalog reads mutable files
+        // (version hints) and listings from the same warehouse.
+        Storage::Warehouse(warehouse.with_disk(disk)),
         tables,
     )))
 }

@@ -38,6 +38,31 @@ pub struct Warehouse {
     base: String,
     /// `location.rewrite-from`, without a trailing `/`.
     rewrite_from: Option<String>,
+    /// The node's disk tier, for files that never change ([`Warehouse::read_immutable`]).
+    disk: Option<DiskRead>,
+}
+
+/// The disk tier a catalog's immutable files are read through, and the catalog's name (what
+/// REFRESH and DROP fence).
+#[derive(Clone, Debug)]
+pub struct DiskRead {
+    tier: metacache_disk::DiskTier,
+    scope: Arc<str>,
+}
+
+impl DiskRead {
+    /// `tier` for the files of catalog `catalog`.
+    pub fn new(tier: metacache_disk::DiskTier, catalog: &str) -> Self {
+        Self {
+            tier,
+            scope: Arc::from(catalog),
+        }
+    }
+
+    /// The tier's directory.
+    pub fn dir(&self) -> &std::path::Path {
+        self.tier.dir()
+    }
 }
 
 impl std::fmt::Debug for Warehouse {
@@ -76,6 +101,7 @@ impl Warehouse {
                 root: Path::from(prefix),
                 base: format!("s3://{bucket}"),
                 rewrite_from: rewrite_from(properties),
+                disk: None,
             }));
         }
         let dir = location.strip_prefix("file://").unwrap_or(location);
@@ -91,6 +117,7 @@ impl Warehouse {
             root: Path::default(),
             base: format!("file://{}", dir.trim_end_matches('/')),
             rewrite_from: rewrite_from(properties),
+            disk: None,
         }))
     }
 
@@ -101,6 +128,7 @@ impl Warehouse {
             root,
             base: base.into(),
             rewrite_from: None,
+            disk: None,
         }
     }
 
@@ -162,6 +190,63 @@ impl Warehouse {
             .collect::<Vec<_>>()
             .join("/");
         Path::parse(&parts).unwrap_or_else(|_| Path::from(parts.as_str()))
+    }
+
+    /// The same warehouse reading its immutable files through `disk` (none: straight from
+    /// the store).
+    pub fn with_disk(mut self, disk: Option<DiskRead>) -> Self {
+        self.disk = disk;
+        self
+    }
+
+    /// The bytes of a file that never changes under its name (Iceberg metadata files, manifest
+    /// lists and manifests; Paimon snapshots, schemas and manifests), through the node's disk
+    /// tier when the warehouse has one: `load` reads it from the store on a miss. `size`: the
+    /// length the referring metadata records, when it does.
+    pub async fn read_immutable<E, F, Fut>(
+        &self,
+        location: &str,
+        size: Option<u64>,
+        load: F,
+    ) -> std::result::Result<bytes::Bytes, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = std::result::Result<bytes::Bytes, E>>,
+    {
+        match &self.disk {
+            Some(disk) => {
+                let key = metacache_disk::BlockKey {
+                    location,
+                    size,
+                    version: None,
+                };
+                disk.tier.read_through(key, &disk.scope, load).await
+            }
+            None => load().await,
+        }
+    }
+
+    /// [`Warehouse::read`] of a file that never changes under its name, through the disk tier.
+    pub async fn read_immutable_path(&self, path: &Path) -> Result<Option<bytes::Bytes>> {
+        enum Missed {
+            Missing,
+            Failed(Error),
+        }
+        let location = self.display(path);
+        let read = self
+            .read_immutable(&location, None, || async {
+                match self.read(path).await {
+                    Ok(Some(bytes)) => Ok(bytes),
+                    Ok(None) => Err(Missed::Missing),
+                    Err(e) => Err(Missed::Failed(e)),
+                }
+            })
+            .await;
+        match read {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(Missed::Missing) => Ok(None),
+            Err(Missed::Failed(e)) => Err(e),
+        }
     }
 
     /// The bytes of the object at `path`; `None` if there is none.

@@ -107,6 +107,7 @@ async fn databases_tables_and_schemas_of_append_and_primary_key_tables() {
             .expect("catalog")
             .def()
             .properties,
+        None,
     )
     .expect("open");
     let (latest, users) = connector.current("shop", "users").await.expect("current");
@@ -410,7 +411,8 @@ async fn the_manifest_cache_follows_the_paimon_cache_enabled_rule() {
     async fn manifest_reads(sources: &metacache_sources::Sources, catalog: &str) -> (u64, u64) {
         let manager = sources.manager();
         let cat = manager.catalog(catalog).expect("catalog");
-        let connector = PaimonConnector::open(cat.clone(), &cat.def().properties).expect("open");
+        let connector =
+            PaimonConnector::open(cat.clone(), &cat.def().properties, None).expect("open");
         use metacache_sources::Connector;
         connector.files("shop", "events", &[]).await.expect("files");
         let first = connector.manifest_cache().reads();

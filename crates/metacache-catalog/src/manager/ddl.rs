@@ -165,6 +165,7 @@ impl CatalogManager {
             .map_err(Error::from_store)?;
         self.catalogs.write().remove(name);
         catalog.apply_drop();
+        self.fence_disk(name);
         let scopes = self.scopes().close_catalog(name);
         tracing::info!(catalog = name, scopes, "catalog dropped");
         Ok(Outcome {

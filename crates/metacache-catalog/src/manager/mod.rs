@@ -143,6 +143,8 @@ pub struct CatalogManager {
     governor: Arc<MemoryGovernor>,
     /// The node's scan scopes (§8.2).
     scopes: Arc<Scopes>,
+    /// The node's disk tier (§8.4), when configured.
+    disk: crate::disk::NodeDisk,
     catalogs: RwLock<BTreeMap<String, Arc<Catalog>>>,
     node: Mutex<NodeState>,
     /// Serialises statements: validate → commit → apply.
@@ -215,6 +217,7 @@ impl CatalogManager {
             store: options.store,
             governor,
             scopes,
+            disk: crate::disk::NodeDisk::default(),
             catalogs: RwLock::new(catalogs),
             node: Mutex::new(node),
             ddl: Mutex::new(()),
@@ -235,6 +238,21 @@ impl CatalogManager {
     /// The node's scan scopes (§8.2).
     pub fn scopes(&self) -> &Arc<Scopes> {
         &self.scopes
+    }
+
+    /// The node's disk tier as the configuration names it now (§8.4); `None` without one.
+    pub fn disk(&self) -> Option<metacache_disk::DiskTier> {
+        self.disk.current(&self.node_config())
+    }
+
+    /// The disk tier's statistics, when one is configured.
+    pub fn disk_stats(&self) -> Option<metacache_disk::DiskStats> {
+        self.disk().map(|t| t.stats())
+    }
+
+    /// Fences `catalog`'s blocks on the disk tier (REFRESH, DROP; also when replicated).
+    pub(crate) fn fence_disk(&self, catalog: &str) {
+        self.disk.fence(&self.node_config(), catalog);
     }
 
     /// The memory governor of this node's caches.
@@ -284,6 +302,7 @@ impl CatalogManager {
     pub fn refresh_catalog(&self, name: &str) -> Result<u64> {
         let catalog = self.catalog(name)?;
         self.publish_refresh(name, None, None)?;
+        self.fence_disk(name);
         Ok(catalog.refresh())
     }
 
@@ -291,6 +310,7 @@ impl CatalogManager {
     pub fn refresh_database(&self, catalog: &str, database: &str) -> Result<u64> {
         let handle = self.catalog(catalog)?;
         self.publish_refresh(catalog, Some(database), None)?;
+        self.fence_disk(catalog);
         Ok(handle.refresh_database(database))
     }
 
@@ -298,6 +318,7 @@ impl CatalogManager {
     pub fn refresh_table(&self, catalog: &str, database: &str, table: &str) -> Result<u64> {
         let handle = self.catalog(catalog)?;
         self.publish_refresh(catalog, Some(database), Some(table))?;
+        self.fence_disk(catalog);
         Ok(handle.refresh_table(database, table))
     }
 

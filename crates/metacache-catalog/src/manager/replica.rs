@@ -44,6 +44,7 @@ impl CatalogManager {
                     return changed(false);
                 };
                 catalog.apply_drop();
+                self.fence_disk(name);
                 self.scopes().close_catalog(name);
                 tracing::info!(catalog = %name, "catalog dropped (replicated)");
                 changed(true)
@@ -104,6 +105,7 @@ impl CatalogManager {
                 let Ok(handle) = self.catalog(catalog) else {
                     return changed(false);
                 };
+                self.fence_disk(catalog);
                 let invalidated = match (database, table) {
                     (Some(d), Some(t)) => handle.refresh_table(d, t),
                     (Some(d), None) => handle.refresh_database(d),

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use metacache_ledger::size::{format_exact, parse_node_weight, parse_size};
+use metacache_ledger::size::{NodeWeight, format_exact, parse_node_weight, parse_size};
 
 use super::{EXTERNAL_META_CACHE_MAX_WEIGHT, NODE_MEMORY_BUDGET, NodeConfig};
 use crate::reach::{ALLOWED_HOSTS_KEY, ALLOWED_LOCATIONS_KEY, AllowedHosts, AllowedLocations};
@@ -37,6 +37,12 @@ pub const MAX_SCOPES: &str = "external_meta_cache_scope_max_count";
 
 /// The bound on tables per scan scope.
 pub const SCOPE_MAX_ENTRIES: &str = "external_meta_cache_scope_max_entries";
+
+/// The node-shared disk tier's directory.
+pub const DISK_DIR: &str = "external_meta_cache_disk_dir";
+
+/// What the disk tier's blocks may take.
+pub const DISK_MAX_WEIGHT: &str = "external_meta_cache_disk_max_weight";
 
 /// How long a node of a cluster stays live without a heartbeat.
 pub const CLUSTER_NODE_TIMEOUT: &str = "cluster_node_timeout_ms";
@@ -489,6 +495,40 @@ pub const KEYS: &[ConfigKey] = &[
         set: |c, v| {
             c.external_meta_cache_scope_max_entries = whole_number(v, 1, 1_000_000)
                 .ok_or_else(|| invalid(SCOPE_MAX_ENTRIES, v, "a whole number, 1 to 1000000"))?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: DISK_DIR,
+        value_type: "path",
+        mutable: true,
+        comment: "directory of the node-shared disk tier of immutable metadata files (shared with engines that embed metacache); empty for none",
+        secret: false,
+        get: |c| c.external_meta_cache_disk_dir.clone(),
+        set: |c, v| {
+            let v = v.trim();
+            if !(v.is_empty() || v.starts_with('/')) {
+                return Err(invalid(DISK_DIR, v, "an absolute path, or empty for none"));
+            }
+            c.external_meta_cache_disk_dir = v.to_owned();
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: DISK_MAX_WEIGHT,
+        value_type: "size|percent",
+        mutable: true,
+        comment: "bytes the disk tier's blocks may take (every process sharing the directory): a size like 20GB, or a percentage of the file system holding it",
+        secret: false,
+        get: |c| c.external_meta_cache_disk_max_weight.to_string(),
+        set: |c, v| {
+            let expected = "a size like 20GB, or a percentage of the file system like 10%";
+            c.external_meta_cache_disk_max_weight = match parse_node_weight(DISK_MAX_WEIGHT, v) {
+                Ok(NodeWeight::Unlimited) | Err(_) => {
+                    return Err(invalid(DISK_MAX_WEIGHT, v, expected));
+                }
+                Ok(weight) => weight,
+            };
             Ok(())
         },
     },

@@ -96,6 +96,11 @@ pub struct NodeConfig {
     pub external_meta_cache_scope_max_count: u64,
     /// `external_meta_cache_scope_max_entries`: tables one scan scope holds.
     pub external_meta_cache_scope_max_entries: u64,
+    /// `external_meta_cache_disk_dir`: the node-shared disk tier's directory; empty for none.
+    pub external_meta_cache_disk_dir: String,
+    /// `external_meta_cache_disk_max_weight`: what the disk tier's blocks may take, a size or a
+    /// percentage of the file system holding the directory.
+    pub external_meta_cache_disk_max_weight: NodeWeight,
 }
 
 impl Default for NodeConfig {
@@ -132,6 +137,10 @@ impl Default for NodeConfig {
             external_meta_cache_lease_timeout_ms: 10_000,
             external_meta_cache_scope_max_count: 1024,
             external_meta_cache_scope_max_entries: 1024,
+            external_meta_cache_disk_dir: String::new(),
+            external_meta_cache_disk_max_weight: NodeWeight::Percent(
+                metacache_ledger::size::Percent::whole(10),
+            ),
         }
     }
 }

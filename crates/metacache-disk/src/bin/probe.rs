@@ -10,6 +10,10 @@
 //!   reread PREFIX COUNT SIZE               the same objects again, checking their bytes
 //!   invalidate                             fence the scope
 //!   stats                                  print the totals
+//!   bench PREFIX COUNT SIZE SECONDS [raw]  read random objects of a `fill`ed set for SECONDS and
+//!                                           print `bench reads=… per_second=… p50_us=… p99_us=…`;
+//!                                           `raw`: read the block files directly (no lock, no
+//!                                           ledger, no checksum) — the floor to compare with
 //! ```
 //! Ends by printing one line `stats key=value …`.
 
@@ -104,6 +108,54 @@ fn run() -> Result<(), String> {
                         return Err(format!("wrong bytes for {location}"));
                     }
                 }
+            }
+            ["bench", prefix, count, size, seconds, rest @ ..] => {
+                let count: usize = count.parse().map_err(|_| "COUNT")?;
+                let size: usize = size.parse().map_err(|_| "SIZE")?;
+                let seconds: u64 = seconds.parse().map_err(|_| "SECONDS")?;
+                let raw = rest.first() == Some(&"raw");
+                let locations: Vec<String> = (0..count)
+                    .map(|i| format!("{prefix}/{i:06}.avro"))
+                    .collect();
+                let layout = metacache_disk::layout::Layout::new(&dir);
+                let files: Vec<PathBuf> = locations
+                    .iter()
+                    .map(|l| layout.block(metacache_disk::layout::BlockId::of(l)))
+                    .collect();
+                let mut latencies = Vec::new();
+                let mut state = u64::from(std::process::id()) | 1;
+                let deadline = std::time::Instant::now() + Duration::from_secs(seconds);
+                while std::time::Instant::now() < deadline {
+                    // xorshift: a different sequence per process, no dependency.
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let i = (state % count as u64) as usize;
+                    let started = std::time::Instant::now();
+                    let len = if raw {
+                        std::fs::read(&files[i]).map_err(|e| e.to_string())?.len()
+                    } else {
+                        let location = &locations[i];
+                        tier.read_through(BlockKey::new(location), &scope, || async {
+                            Ok::<_, String>(synthetic(location, size))
+                        })
+                        .await?
+                        .len()
+                    };
+                    latencies.push(started.elapsed().as_nanos() as u64);
+                    if len < size {
+                        return Err(format!("short read of {}", locations[i]));
+                    }
+                }
+                latencies.sort_unstable();
+                let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize] / 1000;
+                println!(
+                    "bench reads={} per_second={} p50_us={} p99_us={}",
+                    latencies.len(),
+                    latencies.len() as u64 / seconds.max(1),
+                    at(0.5),
+                    at(0.99)
+                );
             }
             ["invalidate"] => tier.invalidate(&scope).map_err(|e| e.to_string())?,
             ["stats"] => {}

@@ -124,6 +124,98 @@ fn refresh_families(manager: &CatalogManager) -> Vec<MetricFamily> {
     ]
 }
 
+/// The node-shared disk tier (§8.4), when `external_meta_cache_disk_dir` names one: the
+/// directory's totals (every process sharing it) and this process's counters.
+fn disk_families(manager: &CatalogManager) -> Vec<MetricFamily> {
+    let Some(s) = manager.disk_stats() else {
+        return Vec::new();
+    };
+    let mut reads = family(
+        "metacache_disk_reads_total",
+        "Reads of immutable files through the disk tier, by result: hit (a block checked out), coalesced (served from a block another process or task loaded meanwhile), miss (read from the source).",
+        true,
+    );
+    for (result, n) in [
+        ("hit", s.hits),
+        ("coalesced", s.coalesced),
+        ("miss", s.misses),
+    ] {
+        reads
+            .mut_metric()
+            .push(sample(vec![label("result", result)], n as f64, true));
+    }
+    let mut out = vec![
+        single(
+            "metacache_disk_up",
+            "1 when the disk tier's directory is in use, 0 when every read goes to its source (see catalog_meta_cache_disk.STATUS).",
+            false,
+            if s.unavailable.is_none() { 1.0 } else { 0.0 },
+        ),
+        reads,
+    ];
+    for (name, help, value) in [
+        (
+            "metacache_disk_capacity_bytes",
+            "external_meta_cache_disk_max_weight: bytes the blocks of every process sharing the directory may take.",
+            s.capacity,
+        ),
+        (
+            "metacache_disk_used_bytes",
+            "Bytes the disk tier's blocks take (every process sharing the directory).",
+            s.used,
+        ),
+        (
+            "metacache_disk_blocks",
+            "Blocks in the disk tier (every process sharing the directory).",
+            s.blocks,
+        ),
+    ] {
+        if let Some(v) = value {
+            out.push(single(name, help, false, v as f64));
+        }
+    }
+    for (name, help, value) in [
+        (
+            "metacache_disk_published_total",
+            "Blocks this process published to the disk tier.",
+            s.published,
+        ),
+        (
+            "metacache_disk_evictions_total",
+            "Blocks this process evicted to keep the disk tier within its capacity.",
+            s.evictions,
+        ),
+        (
+            "metacache_disk_corrupt_dropped_total",
+            "Torn or corrupt blocks found, dropped and read again from the source.",
+            s.corrupt_dropped,
+        ),
+        (
+            "metacache_disk_fenced_total",
+            "Blocks not served, or loads not published, because a REFRESH or DROP fenced their catalog.",
+            s.fenced,
+        ),
+        (
+            "metacache_disk_too_large_total",
+            "Files read through without being kept: larger than an eighth of the capacity.",
+            s.too_large,
+        ),
+        (
+            "metacache_disk_lock_timeouts_total",
+            "Waits for the disk tier's locks that ran out (the read went to the source).",
+            s.lock_timeouts,
+        ),
+        (
+            "metacache_disk_errors_total",
+            "Disk errors of the disk tier; each read concerned went to the source.",
+            s.errors,
+        ),
+    ] {
+        out.push(single(name, help, true, value as f64));
+    }
+    out
+}
+
 /// Scan scopes (§8.2), node-wide: scope ids are not labels (unbounded, and a capability).
 fn scope_families(manager: &CatalogManager) -> Vec<MetricFamily> {
     let scopes = manager.scopes();
@@ -324,6 +416,7 @@ pub fn render(manager: &CatalogManager) -> String {
     families.extend(source_event_families(&catalogs));
     families.extend(refresh_families(manager));
     families.extend(scope_families(manager));
+    families.extend(disk_families(manager));
     let governor = manager.governor();
     let node = governor.node();
     let reclaim = governor.reclaim_stats();

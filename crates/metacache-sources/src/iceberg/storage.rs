@@ -19,6 +19,8 @@ pub enum Storage {
         reach: metacache_catalog::Reach,
         /// Buckets opened so far.
         opened: Mutex<HashMap<String, Warehouse>>,
+        /// The node's disk tier, for the buckets' immutable files.
+        disk: Option<crate::warehouse::DiskRead>,
     },
 }
 
@@ -32,6 +34,7 @@ impl Storage {
                 properties,
                 reach,
                 opened,
+                disk,
             } => {
                 let get = |key: &str| properties.get(key).map(|v| v.trim().trim_end_matches('/'));
                 let location = match (get(crate::REWRITE_FROM), get(REWRITE_TO)) {
@@ -56,9 +59,11 @@ impl Storage {
                 let mut props = properties.clone();
                 props.insert(crate::WAREHOUSE, format!("s3://{bucket}"));
                 props.insert(crate::REWRITE_FROM, "");
-                let w = Warehouse::open(catalog, &props)?.ok_or_else(|| Error::NoSource {
-                    catalog: catalog.clone(),
-                })?;
+                let w = Warehouse::open(catalog, &props)?
+                    .ok_or_else(|| Error::NoSource {
+                        catalog: catalog.clone(),
+                    })?
+                    .with_disk(disk.clone());
                 opened.insert(bucket.to_owned(), w.clone());
                 Ok((w, location))
             }
@@ -79,12 +84,18 @@ impl Storage {
                         .to_owned(),
             })?;
         let display = warehouse.display(&path);
-        let found = warehouse
-            .store()
-            .get(&path)
+        // Every file Iceberg's reads name here (metadata files, manifest lists, manifests) is
+        // written once under a fresh name: the disk tier may keep it.
+        warehouse
+            .read_immutable(&display, None, || async {
+                let found = warehouse
+                    .store()
+                    .get(&path)
+                    .await
+                    .map_err(|e| Error::store(&display, e))?;
+                found.bytes().await.map_err(|e| Error::store(&display, e))
+            })
             .await
-            .map_err(|e| Error::store(&display, e))?;
-        found.bytes().await.map_err(|e| Error::store(display, e))
     }
 }
 

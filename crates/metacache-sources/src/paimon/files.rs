@@ -19,9 +19,13 @@ pub(super) fn table_dir(database: &str, table: &str) -> String {
     format!("{database}.db/{table}")
 }
 
-/// The bytes of `relative`, `None` if it does not exist.
+/// The bytes of `relative`, `None` if it does not exist. Every file Paimon's reads name here
+/// (snapshots, schemas, manifest lists, manifests) is written once and never changed, so it
+/// goes through the node's disk tier when there is one.
 pub(super) async fn read(warehouse: &Warehouse, relative: &str) -> Result<Option<bytes::Bytes>> {
-    warehouse.read(&warehouse.path(relative)).await
+    warehouse
+        .read_immutable_path(&warehouse.path(relative))
+        .await
 }
 
 /// The bytes of `relative` and its location; a missing file is an error.

@@ -88,7 +88,11 @@ impl std::fmt::Debug for PaimonConnector {
 impl PaimonConnector {
     /// The connector of a `paimon` catalog: `warehouse` (file://, an absolute path or s3://),
     /// the `s3.*` properties, and `paimon.cache-enabled`.
-    pub fn open(catalog: Arc<Catalog>, properties: &Properties) -> Result<Self> {
+    pub fn open(
+        catalog: Arc<Catalog>,
+        properties: &Properties,
+        disk: Option<crate::warehouse::DiskRead>,
+    ) -> Result<Self> {
         let name = catalog.name().to_string();
         let explicit = sdk::explicit(properties.get(sdk::CACHE_ENABLED)).map_err(|reason| {
             Error::Connection {
@@ -96,8 +100,9 @@ impl PaimonConnector {
                 reason,
             }
         })?;
-        let warehouse =
-            Warehouse::open(&name, properties)?.ok_or(Error::NoSource { catalog: name })?;
+        let warehouse = Warehouse::open(&name, properties)?
+            .ok_or(Error::NoSource { catalog: name })?
+            .with_disk(disk);
         let manifests = ManifestCache::new(explicit, Arc::clone(catalog.budget()));
         files::register_refresher(&catalog, &warehouse);
         Ok(Self {

@@ -1,9 +1,11 @@
 //! The system tables of `information_schema`, built from the node's live state each time a
 //! query plans: `catalog_meta_cache_statistics` (§7, 28 columns), `catalog_meta_cache_nodes`,
 //! `catalog_meta_cache_refresh` (refresh-ahead), `catalog_meta_cache_events` (change feeds
-//! from sources), `catalog_meta_cache_scopes` (scan scopes, [`scopes`]), `catalogs`, and the MySQL tables tools browse ([`mysql`]: `tables`, `columns`, `schemata`,
-//! and empty `statistics`, `key_column_usage`, `table_constraints`, `referential_constraints`,
-//! `views`, `routines`), plus `DUAL`.
+//! from sources), `catalog_meta_cache_scopes` (scan scopes, [`scopes`]),
+//! `catalog_meta_cache_disk` (the disk tier, [`disk`]), `catalogs`, and the MySQL tables tools
+//! browse ([`mysql`]: `tables`, `columns`, `schemata`, and empty `statistics`,
+//! `key_column_usage`, `table_constraints`, `referential_constraints`, `views`, `routines`),
+//! plus `DUAL`.
 //!
 //! Every table is declared once as (name, columns) and produces rows of [`Value`]s; one
 //! function turns those into Arrow. Arrow field names are the lower-case column names (what
@@ -26,6 +28,7 @@ use metacache_catalog::{CacheRow, CatalogManager};
 use crate::output::{ColumnType, Value};
 
 mod cluster_table;
+mod disk;
 mod mysql;
 pub mod peers;
 mod scopes;
@@ -180,6 +183,13 @@ pub const SYSTEM_TABLES: &[SystemTable] = &[
         comment: "one row per catalog with a change feed (hms_events_polling_interval_ms): cursor, events applied and ignored, invalidations, resets, polls",
         rows: event_rows,
         cluster_wide: false,
+    },
+    SystemTable {
+        name: "catalog_meta_cache_disk",
+        columns: disk::DISK,
+        comment: "the node-shared disk tier of immutable metadata files (external_meta_cache_disk_dir): directory, capacity, used bytes and blocks of every process sharing it; this process's hits, misses, coalesced reads, evictions, corrupt blocks dropped, disk errors",
+        rows: disk::disk_rows,
+        cluster_wide: true,
     },
     SystemTable {
         name: "catalog_meta_cache_scopes",
