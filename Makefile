@@ -5,7 +5,7 @@ SHELL := bash
 .SHELLFLAGS := -eo pipefail -c
 TEST_LOG := $(or $(CARGO_TARGET_DIR),target)/metacache-test.log
 
-.PHONY: help run test test-deps fmt fmt-check lint bench bench-quick bench-planning bench-lance bench-lookaside bench-disk doc clean
+.PHONY: help run test test-deps fmt fmt-check lint bench bench-quick bench-planning bench-lance bench-lookaside bench-disk bench-disk-planning doc clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -51,6 +51,9 @@ bench-lookaside: ## Look-aside GET throughput against nginx, both under wrk (nee
 bench-disk: ## Disk-tier hits against foyer and bare reads (one process), then 1/2/4 processes on one directory
 	$(CARGO) bench -p metacache-disk --features foyer-bench --bench hits --locked
 	scripts/disk-bench.sh
+
+bench-disk-planning: ## Iceberg and Paimon planning on SeaweedFS: cold vs disk-warm (fresh node) vs memory-warm
+	$(CARGO) bench -p metacache-sources --bench bench_disk_tier --locked
 
 doc: ## API documentation
 	$(CARGO) doc --workspace --no-deps
