@@ -119,13 +119,15 @@ pub fn decode(file: Bytes) -> Result<Block, Corrupt> {
     })
 }
 
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
+/// The little-endian `u32` at `at` (the caller checked the length).
+pub(crate) fn u32_at(bytes: &[u8], at: usize) -> u32 {
     let mut word = [0u8; 4];
     word.copy_from_slice(&bytes[at..at + 4]);
     u32::from_le_bytes(word)
 }
 
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
+/// The little-endian `u64` at `at` (the caller checked the length).
+pub(crate) fn u64_at(bytes: &[u8], at: usize) -> u64 {
     let mut word = [0u8; 8];
     word.copy_from_slice(&bytes[at..at + 8]);
     u64::from_le_bytes(word)

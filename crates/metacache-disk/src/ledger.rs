@@ -21,6 +21,8 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
+use crate::block::{u32_at, u64_at};
+
 const MAGIC: &[u8; 4] = b"MCDL";
 const FORMAT: u32 = 1;
 /// Fence slots; scopes share a slot by hash (a shared slot only fences more).
@@ -143,18 +145,6 @@ impl Ledger {
 /// The fence slot of `scope`.
 pub fn slot(scope: &str) -> usize {
     (twox_hash::XxHash3_128::oneshot(scope.as_bytes()) % FENCES as u128) as usize
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    let mut word = [0u8; 4];
-    word.copy_from_slice(&bytes[at..at + 4]);
-    u32::from_le_bytes(word)
-}
-
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    let mut word = [0u8; 8];
-    word.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_le_bytes(word)
 }
 
 #[cfg(test)]

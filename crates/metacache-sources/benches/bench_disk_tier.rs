@@ -20,27 +20,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use futures::TryStreamExt;
 use metacache_sources::Sources;
-use object_store::local::LocalFileSystem;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-
-async fn upload(s3: &dyn ObjectStore, from: &Path, prefix: &str) {
-    let local = LocalFileSystem::new_with_prefix(from).expect("fixture");
-    let objects: Vec<_> = local.list(None).try_collect().await.expect("list fixture");
-    for object in &objects {
-        let bytes = local
-            .get(&object.location)
-            .await
-            .expect("get")
-            .bytes()
-            .await
-            .expect("bytes");
-        let target =
-            object_store::path::Path::parse(format!("{prefix}/{}", object.location)).expect("path");
-        s3.put(&target, PutPayload::from(bytes)).await.expect("put");
-    }
-}
 
 /// A fresh node over the bucket, with the disk tier in `disk` when given.
 fn node(endpoint: &str, disk: Option<&Path>) -> Arc<Sources> {
@@ -105,8 +85,8 @@ fn bench(c: &mut Criterion) {
     let paimon =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/paimon/warehouse");
     rt.block_on(async {
-        upload(s3.as_ref(), &common::iceberg_fixture(), "ice").await;
-        upload(s3.as_ref(), &paimon, "pm").await;
+        common::upload(s3.as_ref(), &common::iceberg_fixture(), "ice").await;
+        common::upload(s3.as_ref(), &paimon, "pm").await;
     });
     let disk = tempfile::tempdir().expect("disk dir");
     let endpoint = server.s3_endpoint.clone();

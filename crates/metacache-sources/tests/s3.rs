@@ -8,10 +8,10 @@ mod seaweed;
 
 use std::sync::Arc;
 
-use common::{ICEBERG_WRITTEN_AT, create_hive, fixture_warehouse, iceberg_fixture, sources, stats};
-use futures::TryStreamExt;
+use common::{
+    ICEBERG_WRITTEN_AT, create_hive, fixture_warehouse, iceberg_fixture, sources, stats, upload,
+};
 use metacache_engines::builtin::hive;
-use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use seaweed::Seaweed;
@@ -23,24 +23,6 @@ fn bucket_store(server: &Seaweed, bucket: &str) -> Arc<dyn ObjectStore> {
 /// Copies the fixture warehouse to `s3://hive/<prefix>/`, keeping object names byte for byte.
 async fn upload_fixture(s3: &dyn ObjectStore, prefix: &str) -> usize {
     upload(s3, &fixture_warehouse(), prefix).await
-}
-
-/// Copies the directory `from` to `<prefix>/` of the bucket.
-async fn upload(s3: &dyn ObjectStore, from: &std::path::Path, prefix: &str) -> usize {
-    let local = LocalFileSystem::new_with_prefix(from).expect("fixture");
-    let objects: Vec<_> = local.list(None).try_collect().await.expect("list fixture");
-    for object in &objects {
-        let bytes = local
-            .get(&object.location)
-            .await
-            .expect("get")
-            .bytes()
-            .await
-            .expect("bytes");
-        let target = Path::parse(format!("{prefix}/{}", object.location)).expect("path");
-        s3.put(&target, PutPayload::from(bytes)).await.expect("put");
-    }
-    objects.len()
 }
 
 fn s3_props(server: &Seaweed) -> Vec<(&'static str, String)> {

@@ -146,3 +146,25 @@ pub fn bucket_store(endpoint: &str, bucket: &str) -> Arc<dyn object_store::Objec
             .expect("s3 client"),
     )
 }
+
+/// Copies the directory `from` to `<prefix>/` of the bucket behind `s3`, keeping object names
+/// byte for byte; returns how many objects it copied.
+pub async fn upload(s3: &dyn object_store::ObjectStore, from: &Path, prefix: &str) -> usize {
+    use futures::TryStreamExt;
+    use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+    let local = object_store::local::LocalFileSystem::new_with_prefix(from).expect("fixture");
+    let objects: Vec<_> = local.list(None).try_collect().await.expect("list fixture");
+    for object in &objects {
+        let bytes = local
+            .get(&object.location)
+            .await
+            .expect("get")
+            .bytes()
+            .await
+            .expect("bytes");
+        let target =
+            object_store::path::Path::parse(format!("{prefix}/{}", object.location)).expect("path");
+        s3.put(&target, PutPayload::from(bytes)).await.expect("put");
+    }
+    objects.len()
+}
