@@ -1,13 +1,14 @@
 //! The node's disk tier ([`metacache_disk`]), opened from `external_meta_cache_disk_dir` and
-//! `external_meta_cache_disk_max_weight` and kept in step with them: a new directory opens a
-//! new tier (readers pick it up at their next connector build), a new capacity is applied to
-//! the directory on a thread of its own (eviction may scan it).
+//! `external_meta_cache_disk_max_weight` when the node starts and kept in step with them by
+//! each change of the configuration: a new directory opens a new tier (readers pick it up at
+//! their next connector build), a new capacity is applied to the directory on a thread of its
+//! own (eviction may scan it). Readers never look at the configuration.
 //!
 //! # Invariants
 //! - No tier when the directory is empty; a directory that cannot be used gives a tier that
 //!   reads every object from its source and says why (`unavailable`), never an error.
 
-use metacache_disk::{DiskStats, DiskTier, Options};
+use metacache_disk::{DiskTier, Options};
 use metacache_ledger::size::NodeWeight;
 use parking_lot::Mutex;
 use std::path::PathBuf;
@@ -45,13 +46,14 @@ fn capacity(weight: NodeWeight, dir: &std::path::Path) -> u64 {
 }
 
 impl NodeDisk {
-    /// The tier as `config` describes it now (opening or re-sizing it when that changed).
-    pub fn current(&self, config: &NodeConfig) -> Option<DiskTier> {
+    /// Opens, re-sizes or closes the tier as `config` describes it: at start and after each
+    /// change of the node configuration, so that readers only take the tier that is open.
+    pub fn apply(&self, config: &NodeConfig) {
         let dir = config.external_meta_cache_disk_dir.trim();
         let mut open = self.open.lock();
         if dir.is_empty() {
             *open = None;
-            return None;
+            return;
         }
         let dir = PathBuf::from(dir);
         let capacity = capacity(config.external_meta_cache_disk_max_weight, &dir);
@@ -66,35 +68,27 @@ impl NodeDisk {
                         }
                     });
                 }
-                Some(o.tier.clone())
             }
             _ => {
                 let tier = DiskTier::open(&dir, Options::with_capacity(capacity));
                 *open = Some(Open {
                     dir,
                     capacity,
-                    tier: tier.clone(),
+                    tier,
                 });
-                Some(tier)
             }
         }
     }
 
-    /// The tier if one is open (without looking at the configuration).
+    /// The open tier, if the configuration names one.
     pub fn opened(&self) -> Option<DiskTier> {
         self.open.lock().as_ref().map(|o| o.tier.clone())
     }
 
-    /// The open tier's statistics.
-    pub fn stats(&self) -> Option<DiskStats> {
-        self.opened().map(|t| t.stats())
-    }
-
-    /// Fences `catalog`'s blocks (REFRESH, DROP), opening the tier first if this process has
-    /// not yet (another process may have published them): a failure is logged, the statement
-    /// goes on (the memory caches were refreshed).
-    pub fn fence(&self, config: &NodeConfig, catalog: &str) {
-        if let Some(tier) = self.current(config)
+    /// Fences `catalog`'s blocks (REFRESH, DROP): a failure is logged, the statement goes on
+    /// (the memory caches were refreshed).
+    pub fn fence(&self, catalog: &str) {
+        if let Some(tier) = self.opened()
             && let Err(e) = tier.invalidate(catalog)
         {
             tracing::warn!(catalog, error = %e, "the disk tier could not fence the catalog's blocks");

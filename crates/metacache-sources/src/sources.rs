@@ -64,17 +64,15 @@ impl Sources {
     pub fn connector(&self, catalog: &str) -> Result<Arc<dyn Connector>> {
         let current = self.manager.catalog(catalog)?;
         let properties = current.def().properties;
-        let disk = self
+        let tier = self
             .manager
             .disk()
-            .filter(|_| metacache_catalog::disk::enabled(&properties))
-            .map(|tier| DiskRead::new(tier, catalog));
-        let disk_dir = disk.as_ref().map(|d| d.dir().to_path_buf());
+            .filter(|_| metacache_catalog::disk::enabled(&properties));
         let mut built = self.built.lock();
         if let Some(b) = built.get(catalog)
             && Arc::ptr_eq(&b.catalog, &current)
             && b.properties == properties
-            && b.disk_dir == disk_dir
+            && b.disk_dir.as_deref() == tier.as_ref().map(|t| t.dir())
         {
             return Ok(Arc::clone(&b.connector));
         }
@@ -84,6 +82,8 @@ impl Sources {
         // A catalog stored before the node's allow-lists were narrowed reads nothing outside them.
         let reach = self.manager.node_config().reach();
         reach.check_properties(catalog, &properties)?;
+        let disk_dir = tier.as_ref().map(|t| t.dir().to_path_buf());
+        let disk = tier.map(|tier| DiskRead::new(tier, catalog));
         let connector = build(&current, &properties, reach, disk)?;
         built.insert(
             catalog.to_owned(),

@@ -58,11 +58,6 @@ impl DiskRead {
             scope: Arc::from(catalog),
         }
     }
-
-    /// The tier's directory.
-    pub fn dir(&self) -> &std::path::Path {
-        self.tier.dir()
-    }
 }
 
 impl std::fmt::Debug for Warehouse {

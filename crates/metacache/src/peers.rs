@@ -59,13 +59,10 @@ impl Peers for ClusterPeers {
             }
             async move {
                 let answer = async {
-                    let mut response = request.send().await.map_err(|e| {
-                        if e.is_timeout() {
-                            format!("no answer within {} ms", PEER_TIMEOUT.as_millis())
-                        } else {
-                            "unreachable".to_owned()
-                        }
-                    })?;
+                    let mut response = request
+                        .send()
+                        .await
+                        .map_err(|e| failure(&e, "unreachable"))?;
                     let status = response.status();
                     if !status.is_success() {
                         return Err(format!("answered {status}"));
@@ -76,13 +73,11 @@ impl Peers for ClusterPeers {
                         return Err(too_big());
                     }
                     let mut body = Vec::with_capacity(usize::try_from(declared).unwrap_or(0));
-                    while let Some(chunk) = response.chunk().await.map_err(|e| {
-                        if e.is_timeout() {
-                            format!("no answer within {} ms", PEER_TIMEOUT.as_millis())
-                        } else {
-                            "broke off its answer".to_owned()
-                        }
-                    })? {
+                    while let Some(chunk) = response
+                        .chunk()
+                        .await
+                        .map_err(|e| failure(&e, "broke off its answer"))?
+                    {
                         if body.len() + chunk.len() > PEER_ANSWER_MAX {
                             return Err(too_big());
                         }
@@ -105,5 +100,14 @@ impl Peers for ClusterPeers {
             }
         }
         out
+    }
+}
+
+/// Why a request to a peer failed: its timeout, else `otherwise`.
+fn failure(error: &reqwest::Error, otherwise: &str) -> String {
+    if error.is_timeout() {
+        format!("no answer within {} ms", PEER_TIMEOUT.as_millis())
+    } else {
+        otherwise.to_owned()
     }
 }

@@ -179,6 +179,8 @@ impl CatalogManager {
         governor.set_lease_timeout(lease_timeout(&node.config));
         let scopes = Arc::new(Scopes::new(governor.clock().clone()));
         apply_scope_limits(&scopes, &node.config);
+        let disk = crate::disk::NodeDisk::default();
+        disk.apply(&node.config);
         let stored = options.store.load()?;
         let mut load_warnings = Vec::new();
         for engine in stored.engines {
@@ -217,7 +219,7 @@ impl CatalogManager {
             store: options.store,
             governor,
             scopes,
-            disk: crate::disk::NodeDisk::default(),
+            disk,
             catalogs: RwLock::new(catalogs),
             node: Mutex::new(node),
             ddl: Mutex::new(()),
@@ -240,9 +242,9 @@ impl CatalogManager {
         &self.scopes
     }
 
-    /// The node's disk tier as the configuration names it now (§8.4); `None` without one.
+    /// The node's disk tier (§8.4); `None` without one.
     pub fn disk(&self) -> Option<metacache_disk::DiskTier> {
-        self.disk.current(&self.node_config())
+        self.disk.opened()
     }
 
     /// The disk tier's statistics, when one is configured.
@@ -252,7 +254,7 @@ impl CatalogManager {
 
     /// Fences `catalog`'s blocks on the disk tier (REFRESH, DROP; also when replicated).
     pub(crate) fn fence_disk(&self, catalog: &str) {
-        self.disk.fence(&self.node_config(), catalog);
+        self.disk.fence(catalog);
     }
 
     /// The memory governor of this node's caches.
@@ -428,6 +430,7 @@ impl CatalogManager {
             tracing::info!(key = %key, value, limit = ?limit, "frontend config changed");
         }
         self.governor.reclaim_now();
+        self.disk.apply(&self.node_config());
         Ok(self.show_config(Some(&format!("{key}%"))))
     }
 

@@ -85,13 +85,6 @@ impl SqlEngine {
             .map_err(|e| LocalRowsError::Batch(e.to_string()))
     }
 
-    /// The same rows as JSON-ready cells, every column in the table's order.
-    pub fn local_rows(&self, name: &str, catalog: Option<&str>) -> Option<Vec<Vec<crate::Value>>> {
-        let table = crate::system::system_table(name)?;
-        let local = SystemContext::local(Arc::clone(&self.system.manager), &self.system.fe_host);
-        Some(table.rows_of(&local, catalog))
-    }
-
     /// The catalogs' metadata sources.
     pub fn sources(&self) -> &Arc<Sources> {
         &self.sources

@@ -103,14 +103,10 @@ impl TableProvider for ClusterTable {
     ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
         // DataFusion applies the filter again (`Inexact`): the pinned catalog only saves work.
         let catalog = filters.iter().find_map(pinned_catalog);
-        let all: Vec<usize>;
-        let projection: &[usize] = match projection {
-            Some(p) => p,
-            None => {
-                all = (0..self.table.columns.len()).collect();
-                &all
-            }
-        };
+        let projection: Vec<usize> = projection
+            .cloned()
+            .unwrap_or_else(|| (0..self.table.columns.len()).collect());
+        let projection = projection.as_slice();
         let rows = self.table.rows_of(&self.context, catalog.as_deref());
         let mut batches = vec![self.table.batch_projected(&rows, Some(projection))?];
         drop(rows);
