@@ -90,11 +90,7 @@ impl Ledger {
 
     /// A ledger read back; `None` when it does not check out.
     pub fn decode(bytes: &[u8]) -> Option<Self> {
-        if bytes.len() != LEN
-            || &bytes[..4] != MAGIC
-            || u32_at(bytes, 8) != FORMAT
-            || crc32fast::hash(&bytes[8..]) != u32_at(bytes, 4)
-        {
+        if !Self::checks_out(bytes) {
             return None;
         }
         let mut fences = Box::new([0u64; FENCES]);
@@ -112,6 +108,14 @@ impl Ledger {
         })
     }
 
+    /// Whether `bytes` are a whole ledger of this format with a matching CRC.
+    fn checks_out(bytes: &[u8]) -> bool {
+        bytes.len() == LEN
+            && &bytes[..4] == MAGIC
+            && u32_at(bytes, 8) == FORMAT
+            && crc32fast::hash(&bytes[8..]) == u32_at(bytes, 4)
+    }
+
     /// The ledger in `file`; `Ok(None)` when it is empty or does not check out.
     pub fn read(file: &File) -> std::io::Result<Option<Self>> {
         let mut bytes = vec![0u8; LEN];
@@ -127,11 +131,23 @@ impl Ledger {
         file.write_all_at(&self.encode(), 0)
     }
 
-    /// The fence of `slot`, read alone (under the shared gate the ledger cannot change).
-    pub fn read_fence(file: &File, slot: usize) -> std::io::Result<u64> {
-        let mut word = [0u8; 8];
-        file.read_exact_at(&mut word, (FIXED + 8 * (slot % FENCES)) as u64)?;
-        Ok(u64::from_le_bytes(word))
+    /// What a hit needs — the current generation and the fence of `slot` — read into a stack
+    /// buffer and checked like [`Ledger::read`], without decoding the rest; `Ok(None)` when the
+    /// ledger does not check out.
+    pub fn read_fence(file: &File, slot: usize) -> std::io::Result<Option<(u64, u64)>> {
+        let mut bytes = [0u8; LEN];
+        match file.read_exact_at(&mut bytes, 0) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        if !Self::checks_out(&bytes) {
+            return Ok(None);
+        }
+        Ok(Some((
+            u64_at(&bytes, 40),
+            u64_at(&bytes, FIXED + 8 * (slot % FENCES)),
+        )))
     }
 
     /// The capacity, used bytes and block count, read alone.
@@ -175,7 +191,10 @@ mod tests {
         assert_eq!(Ledger::read(&file).expect("read"), None);
         ledger.write(&file).expect("write");
         assert_eq!(Ledger::read(&file).expect("read"), Some(ledger.clone()));
-        assert_eq!(Ledger::read_fence(&file, slot("lake")).expect("fence"), 9);
+        assert_eq!(
+            Ledger::read_fence(&file, slot("lake")).expect("fence"),
+            Some((9, 9))
+        );
         assert_eq!(
             Ledger::read_totals(&file).expect("totals"),
             (1 << 30, 12345, 7)

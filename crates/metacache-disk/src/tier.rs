@@ -374,11 +374,11 @@ impl Inner {
         let Some(held) = opened.gate.try_acquire(false)? else {
             return Ok(Step::Busy);
         };
-        let Some(ledger) = Ledger::read(&opened.ledger)? else {
+        let Some((generation, fence)) = Ledger::read_fence(&opened.ledger, slot)? else {
             return Err(std::io::Error::other("the ledger does not check out"));
         };
         let miss = Step::Miss {
-            generation: ledger.generation,
+            generation,
             fenced: false,
         };
         let path = self.layout.block(id);
@@ -409,9 +409,9 @@ impl Inner {
         if !fits {
             return Ok(miss);
         }
-        if block.generation < ledger.fences[slot] {
+        if block.generation < fence {
             return Ok(Step::Miss {
-                generation: ledger.generation,
+                generation,
                 fenced: true,
             });
         }
