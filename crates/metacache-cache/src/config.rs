@@ -32,6 +32,9 @@ pub struct CacheConfig {
     pub auto_refresh: bool,
     /// Visits an estimate may make before it counts as incomplete.
     pub visit_budget: u64,
+    /// The quota advisor's settings; `None` (the default of [`CacheConfig::new`]) turns it off
+    /// (`crate::advice`). Catalogs turn it on for their caches.
+    pub advisor: Option<crate::AdvisorOptions>,
 }
 
 impl CacheConfig {
@@ -45,6 +48,7 @@ impl CacheConfig {
             capacity,
             auto_refresh: false,
             visit_budget: metacache_estimate::DEFAULT_VISIT_BUDGET,
+            advisor: None,
         }
     }
 
@@ -63,6 +67,12 @@ impl CacheConfig {
     /// Sets `auto-refresh` (refresh-ahead, §8.3).
     pub fn with_auto_refresh(mut self, auto_refresh: bool) -> Self {
         self.auto_refresh = auto_refresh;
+        self
+    }
+
+    /// Sets the quota advisor's options; `None` turns it off.
+    pub fn with_advisor(mut self, advisor: Option<crate::AdvisorOptions>) -> Self {
+        self.advisor = advisor;
         self
     }
 

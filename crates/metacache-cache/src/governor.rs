@@ -28,6 +28,15 @@ pub trait Reclaimable: Send + Sync {
     fn evict_coldest(&self, bytes: u64) -> u64;
     /// Re-reads the limits above the cache after one of them changed at runtime (the node's).
     fn rescale(&self);
+    /// Bytes the cache holds in the node's ledger besides its values (its quota advisor's),
+    /// which [`Reclaimable::evict_coldest`] releases when the node is still short after every
+    /// value went.
+    fn overhead_bytes(&self) -> u64 {
+        0
+    }
+    /// Runs the quota advisor's queued events (the governor's advisor thread, every
+    /// [`crate::advice::DRAIN_INTERVAL`]).
+    fn advise(&self) {}
 }
 
 /// Settings of a [`MemoryGovernor`].
@@ -62,6 +71,9 @@ pub struct ReclaimStats {
 
 struct Shared {
     ledger: Ledger,
+    /// Where every cache's quota advisor is charged: a level under the node whose limit is a
+    /// share of the node's ([`advisors_limit`]), so that advisors never take more than that.
+    advisors: Arc<Budget>,
     clock: Clock,
     caches: Mutex<Vec<Weak<dyn Reclaimable>>>,
     /// Serialises reclamation: the worker and [`MemoryGovernor::reclaim_now`] never run at once.
@@ -79,6 +91,8 @@ struct Shared {
 pub struct MemoryGovernor {
     shared: Arc<Shared>,
     worker: Option<JoinHandle<()>>,
+    /// Runs the caches' quota advisors off the request path (`crate::advice`).
+    advisor: Option<JoinHandle<()>>,
 }
 
 impl MemoryGovernor {
@@ -92,8 +106,14 @@ impl MemoryGovernor {
 
     /// A governor with the given options; starts the worker thread.
     pub fn with_options(options: GovernorOptions) -> Self {
+        let ledger = Ledger::new(options.node_limit);
         let shared = Arc::new(Shared {
-            ledger: Ledger::new(options.node_limit),
+            advisors: Arc::clone(ledger.node()).child(
+                Level::Catalog,
+                "#advisors",
+                Some(advisors_limit(options.node_limit)),
+            ),
+            ledger,
             clock: options.clock,
             caches: Mutex::new(Vec::new()),
             running: Mutex::new(()),
@@ -111,7 +131,17 @@ impl MemoryGovernor {
             .spawn(move || worker_shared.run(sweep))
             .map_err(|e| tracing::error!("cannot start the reclamation worker: {e}"))
             .ok();
-        Self { shared, worker }
+        let advisor_shared = Arc::clone(&shared);
+        let advisor = std::thread::Builder::new()
+            .name("metacache-advisor".into())
+            .spawn(move || advisor_shared.advise())
+            .map_err(|e| tracing::error!("cannot start the quota advisor thread: {e}"))
+            .ok();
+        Self {
+            shared,
+            worker,
+            advisor,
+        }
     }
 
     /// The node's ledger.
@@ -151,9 +181,15 @@ impl MemoryGovernor {
     /// cache re-weighs its values for the new limit (see [`Reclaimable::rescale`]).
     pub fn set_node_limit(&self, limit: Option<u64>) {
         self.node().set_limit(limit);
+        self.shared.advisors.set_limit(Some(advisors_limit(limit)));
         for cache in self.shared.live() {
             cache.rescale();
         }
+    }
+
+    /// The level every quota advisor of the node is charged under ([`advisors_limit`]).
+    pub fn advisors_budget(&self) -> &Arc<Budget> {
+        &self.shared.advisors
     }
 
     /// A new catalog budget under the node.
@@ -200,7 +236,20 @@ impl Drop for MemoryGovernor {
         {
             tracing::error!("the reclamation worker panicked");
         }
+        if let Some(advisor) = self.advisor.take() {
+            advisor.thread().unpark();
+            if advisor.join().is_err() {
+                tracing::error!("the quota advisor thread panicked");
+            }
+        }
     }
+}
+
+/// The most the node's quota advisors may hold together: a sixteenth of the node limit, at
+/// most 256 MiB (256 MiB without a node limit). An advisor refused its memory stops.
+pub fn advisors_limit(node_limit: Option<u64>) -> u64 {
+    const MOST: u64 = 256 << 20;
+    node_limit.map_or(MOST, |limit| (limit / 16).min(MOST))
 }
 
 /// Requests one drain handles at most before it returns.
@@ -233,6 +282,20 @@ impl Shared {
             if !self.ledger.is_closed() && std::time::Instant::now() >= next_sweep {
                 self.sweep();
                 next_sweep = std::time::Instant::now() + sweep_interval;
+            }
+        }
+    }
+
+    /// Drains every cache's quota advisor every [`crate::advice::DRAIN_INTERVAL`] until the
+    /// governor is dropped.
+    fn advise(&self) {
+        while !self.ledger.is_closed() {
+            std::thread::park_timeout(crate::advice::DRAIN_INTERVAL);
+            if self.ledger.is_closed() {
+                break;
+            }
+            for cache in self.live() {
+                cache.advise();
             }
         }
     }
@@ -295,7 +358,9 @@ impl Shared {
         let mut candidates: Vec<_> = self
             .live()
             .into_iter()
-            .filter(|c| c.budget().is_within(scope) && c.budget().used() > 0)
+            .filter(|c| {
+                c.budget().is_within(scope) && (c.budget().used() > 0 || c.overhead_bytes() > 0)
+            })
             .collect();
         candidates.sort_by_key(|c| {
             let same_catalog = c

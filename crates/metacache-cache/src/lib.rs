@@ -23,6 +23,7 @@
 //! no level exceeds its limit through admission; invalidation fences loads in flight.
 
 mod admission;
+mod advice;
 mod clock;
 mod config;
 mod contain;
@@ -42,11 +43,12 @@ mod slot;
 mod stats;
 
 pub use admission::{Admission, rejection_warning};
+pub use advice::{Advice, AdvicePoint, AdvisorOptions, DRAIN_INTERVAL, QUEUE_EVENTS};
 pub use clock::{Clock, ManualClock};
 pub use config::{CacheConfig, Expiry};
 pub use contain::LoaderPanicked;
 pub use error::{Error, Result, SourceError};
-pub use governor::{GovernorOptions, MemoryGovernor, ReclaimStats, Reclaimable};
+pub use governor::{GovernorOptions, MemoryGovernor, ReclaimStats, Reclaimable, advisors_limit};
 pub use histogram::{LOAD_BUCKET_BOUNDS_SECONDS, LoadTimes};
 pub use managed::{DEFAULT_LEASE_TIMEOUT, LeaseLookup, LeaseToken, LeaseWaiter, ManagedCache};
 pub use refresh::{RefreshLimiter, RefreshStats, Refreshed, Refresher, refresher};

@@ -24,7 +24,21 @@ pub(crate) struct Slot<V> {
     defended: AtomicBool,
     /// Whether a background refresh of this value was started (refresh-ahead: one per value).
     refreshing: AtomicBool,
+    /// The quota advisor's hash of the value's key ([`NO_HASH`] without an advisor), whether
+    /// the key is in its sample, and the value's hits (a racy count: plain load and store, an
+    /// increment lost now and then costs nothing but precision). A hit costs the advisor these
+    /// loads and one store; it reaches the advisor only for sampled keys and at every
+    /// [`HEAVY_REPORT`]th hit of a value.
+    hash: AtomicU64,
+    sampled: AtomicBool,
+    hits: AtomicU64,
 }
+
+/// Hits of one value between two reports to the advisor's table of heavy keys.
+pub(crate) const HEAVY_REPORT: u64 = 64;
+
+/// [`Slot::hash`] of a value of a cache without an advisor.
+pub(crate) const NO_HASH: u64 = u64::MAX;
 
 /// A value handed out by a managed cache. Cloning is one reference-count increment; the value
 /// stays alive for as long as a caller holds it, even after the cache has let go of it.
@@ -39,6 +53,9 @@ impl<V> Cached<V> {
             weight: AtomicU64::new(1),
             defended: AtomicBool::new(false),
             refreshing: AtomicBool::new(false),
+            hash: AtomicU64::new(NO_HASH),
+            sampled: AtomicBool::new(false),
+            hits: AtomicU64::new(0),
         }))
     }
 
@@ -88,6 +105,40 @@ impl<V> Cached<V> {
 
     pub(crate) fn set_defended(&self) {
         self.0.defended.store(true, Relaxed);
+    }
+
+    /// Counts a hit; whether the advisor must hear of it (a sampled key, or a multiple of
+    /// [`HEAVY_REPORT`] hits).
+    #[inline]
+    pub(crate) fn observe_hit(&self) -> bool {
+        let hits = self.0.hits.load(Relaxed).wrapping_add(1);
+        self.0.hits.store(hits, Relaxed);
+        hits.is_multiple_of(HEAVY_REPORT) | self.0.sampled.load(Relaxed)
+    }
+
+    /// Hits counted so far.
+    pub(crate) fn hits(&self) -> u64 {
+        self.0.hits.load(Relaxed)
+    }
+
+    /// The advisor's hash of the key, [`NO_HASH`] if none.
+    pub(crate) fn advisor_hash(&self) -> u64 {
+        self.0.hash.load(Relaxed)
+    }
+
+    /// Whether the advisor samples the key.
+    pub(crate) fn sampled(&self) -> bool {
+        self.0.sampled.load(Relaxed)
+    }
+
+    pub(crate) fn set_advisor_hash(&self, hash: u64, sampled: bool) {
+        self.0.hash.store(hash, Relaxed);
+        self.0.sampled.store(sampled, Relaxed);
+    }
+
+    /// The key left the advisor's sample.
+    pub(crate) fn set_unsampled(&self) {
+        self.0.sampled.store(false, Relaxed);
     }
 
     /// Claims this value's one background refresh; `false` if one was claimed already.

@@ -14,9 +14,12 @@ use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use metacache_cache::{CacheStats, ManagedCache, MemoryGovernor, Refresher};
-use metacache_engines::{EngineDef, EngineRegistry, ResolvedCache, resolve};
+use metacache_cache::{AdvisorOptions, CacheStats, ManagedCache, MemoryGovernor, Refresher};
+use metacache_engines::{
+    CacheSource, EngineDef, EngineRegistry, KEY_PREFIX, ResolvedCache, Setting, resolve,
+};
 use metacache_estimate::EstimateSize;
+use metacache_ledger::size::CATALOG_MAX_WEIGHT_KEY;
 use metacache_ledger::{Budget, Level};
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
@@ -339,7 +342,10 @@ impl Catalog {
             return Ok(None);
         };
         let parent = self.parent_budget(&mut state, &engine_def, &resolved, limit);
-        let cache = ManagedCache::<K, V>::new(resolved.config, &self.governor, &parent);
+        let config = resolved
+            .config
+            .with_advisor(Some(AdvisorOptions::default()));
+        let cache = ManagedCache::<K, V>::new(config, &self.governor, &parent);
         let refresher = state
             .refreshers
             .get(&(engine.to_owned(), entry_name.to_owned()))
@@ -456,6 +462,37 @@ impl Catalog {
             });
         }
         rows
+    }
+
+    /// The caches built now, each with its engine, its ENTRY_NAME and the property that sets
+    /// its byte limit (its entry's `max-weight` when the entry takes one, else the catalog's).
+    pub(crate) fn built_handles(&self) -> Vec<(String, String, String, Arc<dyn CacheHandle>)> {
+        let state = self.state.read();
+        if state.dropped {
+            return Vec::new();
+        }
+        let mut caches = Vec::new();
+        for planned in &state.planned {
+            let (engine, entry_name) = (&planned.engine.name, &planned.cache.def.entry_name);
+            let handle = state
+                .built
+                .iter()
+                .find(|b| &b.engine == engine && &b.entry_name == entry_name)
+                .and_then(|b| b.handle.clone());
+            let Some(handle) = handle else { continue };
+            let property = match &planned.cache.def.source {
+                CacheSource::Entry(token) if planned.engine.accepts(token, Setting::MaxWeight) => {
+                    format!(
+                        "{KEY_PREFIX}{}.{token}.{}",
+                        planned.engine.config_engine(),
+                        Setting::MaxWeight.suffix()
+                    )
+                }
+                _ => CATALOG_MAX_WEIGHT_KEY.to_string(),
+            };
+            caches.push((engine.clone(), entry_name.clone(), property, handle));
+        }
+        caches
     }
 
     /// MAX_WEIGHT of a cache not built yet: the smallest limit that would apply.

@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use metacache_cache::{CacheStats, ManagedCache};
+use metacache_cache::{Advice, CacheStats, ManagedCache};
 use metacache_estimate::EstimateSize;
 
 use crate::MetaKey;
@@ -11,6 +11,10 @@ use crate::MetaKey;
 /// What a catalog does with a cache it built.
 pub(crate) trait CacheHandle: Send + Sync {
     fn stats(&self) -> CacheStats;
+    /// The quota advisor's curve, if the advisor is on.
+    fn advice(&self) -> Option<Advice>;
+    /// The byte limit that applies now (the smallest of entry, group, catalog and node).
+    fn limit(&self) -> Option<u64>;
     fn retire(&self);
     fn invalidate_all(&self) -> u64;
     fn invalidate_database(&self, database: &str) -> u64;
@@ -27,6 +31,14 @@ where
 {
     fn stats(&self) -> CacheStats {
         ManagedCache::stats(self)
+    }
+
+    fn advice(&self) -> Option<Advice> {
+        ManagedCache::advice(self)
+    }
+
+    fn limit(&self) -> Option<u64> {
+        self.budget().effective_limit()
     }
 
     fn retire(&self) {

@@ -24,6 +24,7 @@
 //! - Caches dropped by ALTER or DROP are retired: their bytes go back at once and loads in
 //!   flight never store into them or into their replacements.
 
+mod advice;
 mod catalog;
 pub mod disk;
 mod error;
@@ -39,6 +40,7 @@ pub mod scopes;
 pub mod store;
 pub mod validate;
 
+pub use advice::AdviceRow;
 pub use catalog::{AlterScope, CacheRow, Catalog, CatalogDef};
 pub use error::{Error, Result, StoreError};
 pub use events::{ResetReason, SourceEvents, SourceEventsSnapshot};

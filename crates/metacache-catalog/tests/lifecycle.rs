@@ -254,13 +254,34 @@ async fn drop_releases_every_byte_and_fails_later_use() {
     let b = manager.catalog("b").expect("b");
     let file = cache(&a, FILE);
     let held = load(&file, "db", "t", 5000).await;
-    load(&cache(&a, SCHEMA), "db", "t", 100).await;
-    load(&cache(&b, ICEBERG_TABLE), "db", "t", 700).await;
+    let schema = cache(&a, SCHEMA);
+    load(&schema, "db", "t", 100).await;
+    let iceberg = cache(&b, ICEBERG_TABLE);
+    load(&iceberg, "db", "t", 700).await;
     let node = manager.governor().node();
-    assert_eq!(node.used(), charge(5000) + charge(100) + charge(700));
+    // Each cache's quota advisor holds its own bytes in the node's ledger (reserved when its
+    // queue is first drained: by the governor's advisor thread within 25 ms, or now).
+    for advised in [&file, &schema, &iceberg] {
+        advised.advise_now();
+    }
+    let advisors = file.advisor_bytes() + schema.advisor_bytes() + iceberg.advisor_bytes();
+    assert!(iceberg.advisor_bytes() > 0);
+    assert_eq!(
+        node.used(),
+        charge(5000) + charge(100) + charge(700) + advisors
+    );
     assert!(manager.drop_catalog("a", false).expect("dropped").changed);
     assert_eq!(a.budget().used(), 0);
-    assert_eq!(node.used(), charge(700), "only b's bytes remain");
+    assert_eq!(
+        file.advisor_bytes(),
+        0,
+        "a retired cache's advisor holds nothing"
+    );
+    assert_eq!(
+        node.used(),
+        charge(700) + iceberg.advisor_bytes(),
+        "only b's bytes remain"
+    );
     assert!(matches!(a.cache(&FILE), Err(Error::CatalogDropped { .. })));
     assert!(a.cache_rows().is_empty());
     assert_eq!(*held, Blob(5000), "callers keep what they hold");

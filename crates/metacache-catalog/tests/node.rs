@@ -83,7 +83,12 @@ async fn lowering_the_node_limit_at_runtime_reclaims_before_returning() {
         .await
         .expect("load");
     }
-    assert_eq!(manager.governor().node().used(), 20 * charge(1000));
+    file.advise_now();
+    assert_eq!(
+        manager.governor().node().used(),
+        20 * charge(1000) + file.advisor_bytes(),
+        "the values and the quota advisor"
+    );
     let limit = 5 * charge(1000);
     let rows = manager
         .set_config("EXTERNAL_META_CACHE_MAX_WEIGHT", &limit.to_string())
@@ -91,7 +96,9 @@ async fn lowering_the_node_limit_at_runtime_reclaims_before_returning() {
     assert_eq!(rows[0].value, limit.to_string());
     assert!(
         manager.governor().node().used() <= limit,
-        "reclaimed before returning"
+        "reclaimed before returning: {} > {limit} (advisor {})",
+        manager.governor().node().used(),
+        file.advisor_bytes()
     );
     assert_eq!(file.stats().max_weight, limit as i64);
     assert_eq!(

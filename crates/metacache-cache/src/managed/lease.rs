@@ -109,6 +109,7 @@ where
             return LeaseLookup::Hit(hit, lease);
         }
         CacheCounters::add(&inner.accounting.counters.misses, 1);
+        inner.advise_miss(key);
         if !inner.enabled || inner.retired.load(SeqCst) {
             return LeaseLookup::Held(None);
         }

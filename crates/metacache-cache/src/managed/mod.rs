@@ -35,12 +35,13 @@ use quick_cache::sync::Cache;
 use quick_cache::{DefaultHashBuilder, Equivalent, Lifecycle, OptionsBuilder};
 
 use crate::admission::Admission;
+use crate::advice::{Advice, Advisor, Policy, Served};
 use crate::contain::contained;
 use crate::counters::CacheCounters;
 use crate::flight::{self, Flights, Role};
 use crate::frequency::{Displaced, FrequencyAdmission};
 use crate::scale::{Scale, SlotWeighter};
-use crate::slot::NEVER;
+use crate::slot::{HEAVY_REPORT, NEVER, NO_HASH};
 use crate::{
     CacheConfig, CacheStats, Cached, Clock, Error, EvictionCause, Expiry, MemoryGovernor, Result,
 };
@@ -140,6 +141,8 @@ struct Inner<K: Hash + Eq + Clone, V> {
     /// Look-aside leases, and how long one lasts (the node's `external_meta_cache_lease_timeout_ms`).
     leases: lease::Leases<K, V>,
     lease_timeout: Arc<AtomicU64>,
+    /// The quota advisor (`crate::advice`), when the cache retains values and it is on.
+    advisor: Option<Advisor>,
 }
 
 /// A memory-governed cache of `V` by `K`. Cheap to clone (one `Arc`); clones share everything.
@@ -182,7 +185,27 @@ where
             }
             _ => 0,
         };
+        let advisor = config
+            .advisor
+            .filter(|_| config.effectively_enabled())
+            .map(|options| {
+                let policy = Policy {
+                    count_capacity: config.capacity,
+                    ttl_nanos: config
+                        .ttl
+                        .map_or(NEVER, |t| u64::try_from(t.as_nanos()).unwrap_or(NEVER)),
+                    after_access: config.expiry == Expiry::AfterAccess,
+                    margin_nanos,
+                };
+                // Charged under the node's advisors level, not the cache's catalog: the map
+                // sizes itself by the catalog's and entry's limits, and bytes the advisor held
+                // under them would leave the map believing in room the ledger refuses.
+                let name = format!("{}#advisor", config.entry_name);
+                let budget = governor.advisors_budget().child(Level::Entry, name, None);
+                Advisor::new(policy, options, budget, governor.clock().now_nanos())
+            });
         let inner = Arc::new(Inner {
+            advisor,
             margin_nanos,
             refresher: RwLock::new(None),
             limiter: Arc::clone(governor.refresh_limiter()),
@@ -219,7 +242,10 @@ where
         let found = self.inner.lookup(key);
         match &found {
             Some(_) => self.inner.accounting.counters.hits.increment(),
-            None => CacheCounters::add(&self.inner.accounting.counters.misses, 1),
+            None => {
+                CacheCounters::add(&self.inner.accounting.counters.misses, 1);
+                self.inner.advise_miss(key);
+            }
         }
         found
     }
@@ -265,6 +291,7 @@ where
             return Ok(hit);
         }
         CacheCounters::add(&counters.misses, 1);
+        inner.advise_miss(&key);
         if !inner.enabled || inner.retired.load(SeqCst) {
             return inner.load_uncached(load).await;
         }
@@ -349,6 +376,9 @@ where
     /// held elsewhere keep working as a disabled cache, and the values callers hold stay valid.
     pub fn retire(&self) -> u64 {
         self.inner.retired.store(true, SeqCst);
+        if let Some(advisor) = &self.inner.advisor {
+            advisor.retire();
+        }
         self.invalidate_all()
     }
 
@@ -372,6 +402,27 @@ where
     /// per resident at that moment).
     pub fn history_bytes(&self) -> usize {
         self.inner.frequency.bytes()
+    }
+
+    /// The quota advisor's miss-ratio curve (`None` when the advisor is off or the cache
+    /// retains nothing).
+    pub fn advice(&self) -> Option<Advice> {
+        let inner = &*self.inner;
+        let advisor = inner.advisor.as_ref()?;
+        let limit = inner.accounting.budget.effective_limit();
+        Some(advisor.advice(inner.served(), limit, inner.clock.now_nanos()))
+    }
+
+    /// Runs the quota advisor's queued events through its simulation now (the governor's
+    /// advisor thread does it every [`crate::advice::DRAIN_INTERVAL`]; a caller replaying
+    /// requests faster than that drains itself so that the queue never overflows).
+    pub fn advise_now(&self) {
+        self.inner.drain_advisor();
+    }
+
+    /// Bytes the quota advisor holds in the node's ledger (0 without an advisor).
+    pub fn advisor_bytes(&self) -> u64 {
+        self.inner.advisor.as_ref().map_or(0, Advisor::reserved)
     }
 
     /// The settings this cache was built with.
@@ -415,10 +466,80 @@ where
         Q: Hash + Equivalent<K> + ?Sized,
     {
         let found = self.find(key);
-        if found.is_some() {
+        if let Some(value) = &found {
             self.frequency.record(key);
+            if value.observe_hit() {
+                self.advise_hit(value);
+            }
         }
         found
+    }
+
+    /// A hit the advisor must hear of: a sampled key's, or one in [`HEAVY_REPORT`] of any
+    /// value's (kept out of line: most hits are neither).
+    #[cold]
+    #[inline(never)]
+    fn advise_hit(&self, value: &Cached<V>) {
+        let Some(advisor) = &self.advisor else {
+            return;
+        };
+        let hash = value.advisor_hash();
+        if hash == NO_HASH {
+            return;
+        }
+        let now = self.clock.now_nanos();
+        if value.sampled() {
+            if advisor.samples(hash) {
+                advisor.record(hash, value.charge(), now);
+            } else {
+                // The sample's rate dropped below this key: its hits are not looked at again.
+                value.set_unsampled();
+            }
+        }
+        if value.hits().is_multiple_of(HEAVY_REPORT) {
+            advisor.report_heavy(hash, value.charge(), now);
+        }
+    }
+
+    /// Runs the advisor's queued events through its simulation.
+    fn drain_advisor(&self) {
+        if let Some(advisor) = &self.advisor {
+            advisor.drain(|| self.served());
+        }
+    }
+
+    /// Requests and hits so far.
+    fn served(&self) -> Served {
+        let counters = &self.accounting.counters;
+        let hits = counters.hits.get();
+        Served {
+            requests: hits + CacheCounters::read(&counters.misses),
+            hits,
+        }
+    }
+
+    /// A miss, for the advisor (before the load: the value's charge is not known yet).
+    #[inline(never)]
+    pub(super) fn advise_miss<Q>(&self, key: &Q)
+    where
+        Q: Hash + Equivalent<K> + ?Sized,
+    {
+        if let Some(advisor) = &self.advisor {
+            advisor.record(advisor.hash(key), 0, self.clock.now_nanos());
+        }
+    }
+
+    /// A loaded value charged `charge` (or refused at that charge), for the advisor: the
+    /// miniatures that missed its key store it, and a sampled value is marked as such.
+    fn advise_load(&self, key: &K, value: &Cached<V>, charge: u64) {
+        if let Some(advisor) = &self.advisor {
+            let hash = advisor.hash(key);
+            let sampled = advisor.samples(hash);
+            value.set_advisor_hash(hash, sampled);
+            if sampled {
+                advisor.learn(hash, charge, self.clock.now_nanos());
+            }
+        }
     }
 
     /// [`Inner::lookup`] without recording an access (a second look by the same caller).

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 
 use metacache_estimate::EstimateSize;
-use metacache_ledger::Budget;
+use metacache_ledger::{Budget, Level};
 use quick_cache::sync::EntryAction;
 
 use super::Inner;
@@ -77,7 +77,26 @@ where
             }
         }
         self.map.set_capacity(capacity);
+        // The node is still short after every value went: the quota advisor's memory goes
+        // too (for good; it is only worth its bytes while values fit).
+        if freed < bytes
+            && let Some(advisor) = &self.advisor
+            && self
+                .accounting
+                .budget
+                .ancestor(Level::Node)
+                .and_then(|node| node.limit().map(|l| node.used() + (bytes - freed) > l))
+                .unwrap_or(false)
+        {
+            freed += advisor.retire();
+        }
         freed
+    }
+
+    fn overhead_bytes(&self) -> u64 {
+        self.advisor
+            .as_ref()
+            .map_or(0, crate::advice::Advisor::reserved)
     }
 
     fn rescale(&self) {

@@ -52,8 +52,12 @@ where
         }
         let budget = &self.accounting.budget;
         let charge = match charge_for(&key, &*value, budget, self.config.visit_budget) {
-            Ok(charge) => charge,
+            Ok(charge) => {
+                self.advise_load(&key, &value, charge);
+                charge
+            }
             Err(rejection) => {
+                self.advise_load(&key, &value, rejection.requested);
                 self.drop_superseded(&key);
                 return self.rejected(value, rejection);
             }

@@ -1,6 +1,8 @@
 //! Values and set-ups shared by the cache tests.
 #![allow(dead_code, missing_docs)]
 
+pub mod advice;
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -291,6 +291,14 @@ impl CatalogManager {
             .collect()
     }
 
+    /// The quota advisor's rows of every catalog on this node (see [`Catalog::advice_rows`]).
+    pub fn advice_rows(&self) -> Vec<crate::AdviceRow> {
+        self.catalogs()
+            .iter()
+            .flat_map(|c| c.advice_rows())
+            .collect()
+    }
+
     /// The rows of the caches that exist on this node (see [`Catalog::built_cache_rows`]).
     pub fn built_cache_rows(&self) -> Vec<CacheRow> {
         self.catalogs()

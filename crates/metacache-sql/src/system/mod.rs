@@ -2,7 +2,8 @@
 //! query plans: `catalog_meta_cache_statistics` (§7, 28 columns), `catalog_meta_cache_nodes`,
 //! `catalog_meta_cache_refresh` (refresh-ahead), `catalog_meta_cache_events` (change feeds
 //! from sources), `catalog_meta_cache_scopes` (scan scopes, [`scopes`]),
-//! `catalog_meta_cache_disk` (the disk tier, [`disk`]), `catalogs`, and the MySQL tables tools
+//! `catalog_meta_cache_disk` (the disk tier, [`disk`]), `catalog_meta_cache_advice` (the quota
+//! advisor's curves, [`advice`]), `catalogs`, and the MySQL tables tools
 //! browse ([`mysql`]: `tables`, `columns`, `schemata`, and empty `statistics`,
 //! `key_column_usage`, `table_constraints`, `referential_constraints`, `views`, `routines`),
 //! plus `DUAL`.
@@ -27,6 +28,7 @@ use metacache_catalog::{CacheRow, CatalogManager};
 
 use crate::output::{ColumnType, Value};
 
+mod advice;
 mod cluster_table;
 mod disk;
 mod mysql;
@@ -189,6 +191,13 @@ pub const SYSTEM_TABLES: &[SystemTable] = &[
         columns: disk::DISK,
         comment: "the node-shared disk tier of immutable metadata files (external_meta_cache_disk_dir): directory, capacity, used bytes and blocks of every process sharing it; this process's hits, misses, coalesced reads, evictions, corrupt blocks dropped, disk errors",
         rows: disk::disk_rows,
+        cluster_wide: true,
+    },
+    SystemTable {
+        name: "catalog_meta_cache_advice",
+        columns: advice::ADVICE,
+        comment: "the quota advisor: per node, catalog and cache (and per catalog, its caches sharing one limit), the predicted hit rate and loads per minute at each byte limit of a doubling grid up to the working set, with the sampled requests behind it and a confidence",
+        rows: advice::advice_rows,
         cluster_wide: true,
     },
     SystemTable {

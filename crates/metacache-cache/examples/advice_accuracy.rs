@@ -1,0 +1,85 @@
+//! The quota advisor's accuracy: for each trace, the advice (one run, sampled) against exact
+//! replays of the real cache at every point of the curve. Prints a Markdown table.
+//!
+//! `cargo run --release -p metacache-cache --example advice_accuracy -- [KEYS] [ACCESSES]
+//! [SAMPLE_KEYS] [LIMIT_MIB]` (defaults 100,000 keys, 1,000,000 requests, 4,096 sampled keys,
+//! and the advised cache unlimited; with `LIMIT_MIB` it runs under that byte limit, as a cache
+//! whose quota binds, and its curve is pinned there).
+
+#![allow(clippy::print_stdout)] // the table is the output
+
+#[path = "../tests/common/advice.rs"]
+mod advice;
+
+use std::time::Duration;
+
+use advice::{compare, errors};
+use metacache_cache::AdvisorOptions;
+
+fn main() {
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.replace('_', "").parse().ok())
+        .collect();
+    let keys = args.first().copied().unwrap_or(100_000);
+    let accesses = args.get(1).copied().unwrap_or(1_000_000) as usize;
+    let sample_keys = args.get(2).copied().unwrap_or(4096) as usize;
+    let limit = args.get(3).copied().filter(|&m| m > 0).map(|m| m << 20);
+    let options = AdvisorOptions {
+        sample_keys,
+        half_life: Duration::from_secs(1 << 30),
+        ..AdvisorOptions::default()
+    };
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    println!(
+        "{keys} keys, {accesses} requests, sample of {sample_keys} keys, advised cache limited to {}\n\n\
+         | trace | points | sampling rate | advisor memory | MAE | max error | sizes (predicted / exact) |\n|---|---|---|---|---|---|---|",
+        limit.map_or("nothing".to_string(), advice::human)
+    );
+    let mut all = Vec::new();
+    for case in advice::cases(keys, accesses) {
+        let started = std::time::Instant::now();
+        let (compared, advice) = compare(&case, options, limit, threads);
+        let (mae, max) = errors(&compared);
+        let detail: Vec<String> = compared
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}: {:.3}/{:.3}{}",
+                    advice::human(c.bytes),
+                    c.predicted,
+                    c.exact,
+                    if std::env::var_os("SHOW_CONFIDENCE").is_some() {
+                        format!(" ({:.2})", c.confidence)
+                    } else {
+                        String::new()
+                    }
+                )
+            })
+            .collect();
+        println!(
+            "| {} | {} | {:.4} | {} KiB | {:.4} | {:.4} | {} |",
+            case.name,
+            compared.len(),
+            advice.sampling_rate,
+            advice.reserved_bytes >> 10,
+            mae,
+            max,
+            detail.join(", ")
+        );
+        eprintln!("{}: {:.1} s", case.name, started.elapsed().as_secs_f64());
+        all.extend(compared);
+    }
+    let (mae, max) = errors(&all);
+    println!("\nAll {} points: MAE {mae:.4}, max {max:.4}", all.len());
+    let confident: Vec<_> = all
+        .iter()
+        .copied()
+        .filter(|c| c.confidence >= 0.5)
+        .collect();
+    let (mae, max) = errors(&confident);
+    println!(
+        "The {} points of confidence >= 0.5: MAE {mae:.4}, max {max:.4}",
+        confident.len()
+    );
+}

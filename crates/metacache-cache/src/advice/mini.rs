@@ -1,0 +1,413 @@
+//! One miniature simulation (Waldspurger et al., "Cache Modeling and Optimization using
+//! Miniature Simulations", ATC 2017): the cache's own policy, run on the sampled keys only, with
+//! its byte capacity scaled by the sampling rate. Its hit ratio on the sampled requests
+//! estimates the real cache's at the full size.
+//!
+//! "The cache's own policy" is what a managed cache does, step for step: quick_cache's
+//! CLOCK-PRO with its ghost history (the same shard code, one shard), the weight floor that
+//! makes the count capacity bind (`crate::scale`), the frequency contest when a newcomer
+//! displaces hot values (`crate::frequency`, the same [`FrequencyAdmission`]), values
+//! expiring after write or after access, the periodic sweep of expired values, and values
+//! refreshed ahead of their TTL when refresh-ahead is on. Values are charged what the real
+//! cache charged the same key; a value that the real cache at the full size could not hold is
+//! never held.
+//!
+//! Invariant: the map holds only sampled keys, and its capacity is `size × rate`.
+
+use std::cell::Cell;
+
+use quick_cache::unsync::Cache;
+use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
+
+use crate::frequency::FrequencyAdmission;
+use crate::slot::NEVER;
+
+/// quick_cache's share of a shard its hot ring may fill: the heaviest value a shard holds.
+const HOT_ALLOCATION: f64 = 0.97;
+
+/// Bytes per value below which quick_cache expects more values than the capacity holds (its
+/// ghost history is half the expected values), as the real cache's map is built (`Scale`).
+const BYTES_PER_EXPECTED_VALUE: f64 = 8192.0;
+
+/// How the simulated cache is configured, shared by every miniature of one advisor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Policy {
+    /// The count capacity (`capacity`).
+    pub(crate) count_capacity: u64,
+    /// The TTL in nanoseconds; [`NEVER`] when values never expire.
+    pub(crate) ttl_nanos: u64,
+    /// Whether a read renews the TTL (`Expiry::AfterAccess`).
+    pub(crate) after_access: bool,
+    /// Refresh-ahead: how long before its TTL a value read is renewed (0: off).
+    pub(crate) margin_nanos: u64,
+}
+
+/// A simulated resident: its weight, when it expires, whether it won a contest.
+#[derive(Clone)]
+struct MiniValue {
+    charge: u64,
+    weight: u64,
+    deadline: Cell<u64>,
+    defended: Cell<bool>,
+}
+
+#[derive(Clone, Copy)]
+struct MiniWeighter;
+
+impl Weighter<u64, MiniValue> for MiniWeighter {
+    fn weight(&self, _: &u64, value: &MiniValue) -> u64 {
+        value.weight
+    }
+}
+
+/// Holds back the hot (or once defended) values an insertion displaces, as the real cache's
+/// eviction hook does for a contest.
+#[derive(Clone, Copy)]
+struct HoldDisplaced;
+
+#[derive(Default)]
+struct Displaced(Vec<(u64, MiniValue)>);
+
+impl Lifecycle<u64, MiniValue> for HoldDisplaced {
+    type RequestState = Displaced;
+
+    fn on_evict_hot(&self, state: &mut Displaced, key: u64, value: MiniValue) {
+        state.0.push((key, value));
+    }
+
+    fn on_evict_cold(&self, state: &mut Displaced, key: u64, value: MiniValue) {
+        if value.defended.get() {
+            state.0.push((key, value));
+        }
+    }
+}
+
+type Map = Cache<u64, MiniValue, MiniWeighter, DefaultHashBuilder, HoldDisplaced>;
+
+/// The policy at one size, on the sampled keys.
+pub(super) struct Miniature {
+    /// The real size this miniature stands for, in bytes.
+    size: u64,
+    /// The least weight of a value (`⌈size / capacity⌉`, as `Scale` weighs).
+    quantum: u64,
+    map: Map,
+    frequency: FrequencyAdmission,
+    /// The sampling rate when the frequency history was started: the real cache sizes its
+    /// sketch by its residents and ages it by its requests, so a history started at a much
+    /// higher rate would be too large and remember too long.
+    history_rate: f64,
+    /// Sampled requests count this much in the history's aging, once it exists: the real
+    /// cache's sketch has `4 × residents / rate` words rounded to a power of two and halves
+    /// every ten requests per word; the miniature's rounds `4 × residents` instead, so its
+    /// requests are scaled to halve it after the same share of the real requests.
+    aging: Option<f64>,
+    /// Sampled requests seen, for the sketch's aging (as the real cache counts its own).
+    accesses: u64,
+    /// Sampled requests that hit and missed, halved as they age.
+    pub(super) hits: f64,
+    pub(super) misses: f64,
+    /// No resident expires before this.
+    earliest_deadline: u64,
+}
+
+impl Miniature {
+    /// A miniature of the cache at `size` bytes, for keys sampled at `rate`, at most `keys` of
+    /// them (which bounds what quick_cache prepares for).
+    pub(super) fn new(size: u64, rate: f64, keys: usize, policy: &Policy) -> Self {
+        let capacity = scaled(size, rate);
+        let count = (policy.count_capacity as f64 * rate).clamp(1.0, keys.max(1) as f64);
+        let expected = (capacity as f64 / BYTES_PER_EXPECTED_VALUE).clamp(1.0, count);
+        let options = OptionsBuilder::new()
+            .estimated_items_capacity(expected as usize)
+            .weight_capacity(capacity)
+            .build();
+        let map = match options {
+            Ok(options) => Map::with_options(
+                options,
+                MiniWeighter,
+                DefaultHashBuilder::default(),
+                HoldDisplaced,
+            ),
+            Err(_) => Map::with(
+                expected as usize,
+                capacity,
+                MiniWeighter,
+                DefaultHashBuilder::default(),
+                HoldDisplaced,
+            ),
+        };
+        Self {
+            size,
+            quantum: size.div_ceil(policy.count_capacity.max(1)).max(1),
+            map,
+            frequency: FrequencyAdmission::default(),
+            history_rate: rate,
+            aging: None,
+            accesses: 0,
+            hits: 0.0,
+            misses: 0.0,
+            earliest_deadline: NEVER,
+        }
+    }
+
+    /// The real size this miniature stands for.
+    pub(super) fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// A request of `key` at `now`. `charge` is what its value is charged (0 when not known
+    /// yet: a miss then waits for [`Miniature::learn`] to store it). Returns whether it hit.
+    pub(super) fn access(&mut self, key: u64, charge: u64, now: u64, policy: &Policy) -> bool {
+        self.accesses += 1;
+        if self.find(key, now, policy) {
+            self.frequency.record(&key);
+            self.hits += 1.0;
+            return true;
+        }
+        self.misses += 1.0;
+        if charge != 0 {
+            self.store(key, charge, now, policy);
+        }
+        false
+    }
+
+    /// The value of `key` was loaded, charged `charge`: stored if this miniature missed it.
+    pub(super) fn learn(&mut self, key: u64, charge: u64, now: u64, policy: &Policy) {
+        if self.map.peek(&key).is_none() {
+            self.store(key, charge, now, policy);
+        }
+    }
+
+    fn find(&mut self, key: u64, now: u64, policy: &Policy) -> bool {
+        let Some(value) = self.map.get(&key) else {
+            return false;
+        };
+        let deadline = value.deadline.get();
+        if deadline == NEVER {
+            return true;
+        }
+        if now >= deadline {
+            self.map.remove(&key);
+            return false;
+        }
+        if policy.after_access || now.saturating_add(policy.margin_nanos) >= deadline {
+            // Read renews it; or refresh-ahead reloads it before it expires.
+            value.deadline.set(now.saturating_add(policy.ttl_nanos));
+        }
+        true
+    }
+
+    /// The real cache's store of a new value: insert (quick_cache evicts for it), then the
+    /// frequency contest if it displaced hot values.
+    fn store(&mut self, key: u64, charge: u64, now: u64, policy: &Policy) {
+        let capacity = self.map.capacity();
+        if charge as f64 > self.size as f64 * HOT_ALLOCATION {
+            return; // refused at the full size as well
+        }
+        // A value the full-size cache holds but the scaled one could not is held at the most
+        // the scaled shard takes (with few sampled values at a small size, a sampling artefact).
+        let heaviest = ((capacity as f64 * HOT_ALLOCATION) as u64).max(1);
+        let weight = charge.max(self.quantum).min(heaviest);
+        let deadline = if policy.ttl_nanos == NEVER {
+            NEVER
+        } else {
+            now.saturating_add(policy.ttl_nanos)
+        };
+        self.earliest_deadline = self.earliest_deadline.min(deadline);
+        let value = MiniValue {
+            charge,
+            weight,
+            deadline: Cell::new(deadline),
+            defended: Cell::new(false),
+        };
+        let mut displaced = Displaced::default();
+        self.map.insert_with_lifecycle(key, value, &mut displaced);
+        if !displaced.0.is_empty() {
+            self.contest(key, displaced.0);
+        }
+        self.frequency.record(&key);
+    }
+
+    fn contest(&mut self, key: u64, displaced: Vec<(u64, MiniValue)>) {
+        let victims = displaced.iter().map(|(victim, _)| victim);
+        let accesses = (self.accesses as f64 * self.aging.unwrap_or(1.0)) as u64;
+        let residents = self.map.len();
+        let admitted = self.frequency.admits(&key, victims, residents, accesses);
+        if self.aging.is_none() && self.frequency.bytes() > 0 {
+            let words = (self.frequency.bytes() / 8) as f64;
+            let real = (4.0 * residents as f64 / self.history_rate)
+                .clamp(64.0, (1u64 << 22) as f64)
+                .log2()
+                .ceil()
+                .exp2();
+            self.aging = Some(words / (self.history_rate * real));
+        }
+        if admitted || self.map.remove(&key).is_none() {
+            return;
+        }
+        for (victim, value) in displaced {
+            if victim != key && self.map.peek(&victim).is_none() {
+                value.defended.set(true);
+                self.map.insert(victim, value);
+            }
+        }
+    }
+
+    /// Removes the values expired at `now`, as the governor's periodic sweep does.
+    pub(super) fn sweep(&mut self, now: u64) {
+        if now < self.earliest_deadline {
+            return;
+        }
+        let earliest = Cell::new(NEVER);
+        self.map.retain(|_, value| {
+            let deadline = value.deadline.get();
+            if deadline > now {
+                earliest.set(earliest.get().min(deadline));
+            }
+            deadline > now
+        });
+        self.earliest_deadline = earliest.get();
+    }
+
+    /// The key left the sample.
+    pub(super) fn forget(&mut self, key: u64) {
+        self.map.remove(&key);
+    }
+
+    /// The sampling rate dropped to `rate`: the capacity follows (evicting as needed), and the
+    /// counts so far are scaled by `counts` (the new rate over the old).
+    pub(super) fn rescale(&mut self, rate: f64, counts: f64) {
+        self.map.set_capacity(scaled(self.size, rate));
+        if rate < self.history_rate / 2.0 {
+            self.frequency = FrequencyAdmission::default();
+            self.history_rate = rate;
+            self.aging = None;
+        }
+        self.hits *= counts;
+        self.misses *= counts;
+    }
+
+    /// Halves the counts, so that old requests weigh less than new ones.
+    pub(super) fn age(&mut self) {
+        self.hits /= 2.0;
+        self.misses /= 2.0;
+    }
+
+    /// Sampled requests counted (after aging).
+    pub(super) fn requests(&self) -> f64 {
+        self.hits + self.misses
+    }
+
+    /// The predicted hit ratio at this size.
+    pub(super) fn hit_ratio(&self) -> f64 {
+        let requests = self.requests();
+        if requests > 0.0 {
+            self.hits / requests
+        } else {
+            0.0
+        }
+    }
+
+    /// Sampled values resident.
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Bytes this miniature holds: its map and its frequency sketch.
+    pub(super) fn bytes(&self) -> u64 {
+        (self.map.memory_used().total() + self.frequency.bytes()) as u64
+    }
+
+    /// Copies the residents of `larger` and its counts, so that a size added later starts
+    /// warm. `larger` is the advisor's unbounded miniature: what it holds, a cache of at least
+    /// the working set holds too.
+    pub(super) fn fill_from(&mut self, larger: &Miniature) {
+        for (key, value) in larger.map.iter() {
+            let mut displaced = Displaced::default();
+            let deadline = value.deadline.get();
+            self.map.insert_with_lifecycle(
+                *key,
+                MiniValue {
+                    charge: value.charge,
+                    weight: value.charge.max(self.quantum),
+                    deadline: Cell::new(deadline),
+                    defended: Cell::new(false),
+                },
+                &mut displaced,
+            );
+            self.earliest_deadline = self.earliest_deadline.min(deadline);
+        }
+        self.hits = larger.hits;
+        self.misses = larger.misses;
+        self.accesses = larger.accesses;
+    }
+}
+
+/// The scaled byte capacity of `size` at `rate` (at least 1).
+fn scaled(size: u64, rate: f64) -> u64 {
+    ((size as f64 * rate).round() as u64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> Policy {
+        Policy {
+            count_capacity: 1_000_000,
+            ttl_nanos: NEVER,
+            after_access: false,
+            margin_nanos: 0,
+        }
+    }
+
+    #[test]
+    fn a_miniature_at_rate_one_is_the_cache_itself() {
+        let p = policy();
+        let mut mini = Miniature::new(10_000, 1.0, 1 << 20, &p);
+        assert!(!mini.access(1, 1000, 0, &p));
+        assert!(mini.access(1, 1000, 1, &p));
+        // Twenty 1,000-byte values do not fit in 10,000 bytes: a loop over them misses.
+        for round in 0..3 {
+            for key in 100..120 {
+                mini.access(key, 1000, round, &p);
+            }
+        }
+        assert!(mini.len() <= 10);
+        assert!(mini.hit_ratio() < 0.5);
+    }
+
+    #[test]
+    fn values_expire_and_the_sweep_frees_them() {
+        let p = Policy {
+            ttl_nanos: 100,
+            ..policy()
+        };
+        let mut mini = Miniature::new(1 << 20, 1.0, 1 << 20, &p);
+        mini.access(1, 600, 0, &p);
+        assert!(mini.access(1, 600, 50, &p), "fresh");
+        assert!(!mini.access(1, 600, 100, &p), "expired after write");
+        mini.access(2, 600, 100, &p);
+        mini.sweep(250);
+        assert_eq!(mini.len(), 0);
+    }
+
+    #[test]
+    fn a_value_too_large_for_the_full_size_is_never_held() {
+        let p = policy();
+        let mut mini = Miniature::new(1000, 1.0, 1 << 20, &p);
+        mini.access(1, 5000, 0, &p);
+        assert!(!mini.access(1, 5000, 1, &p));
+        assert_eq!(mini.len(), 0);
+    }
+
+    #[test]
+    fn an_unknown_charge_is_stored_when_it_is_learned() {
+        let p = policy();
+        let mut mini = Miniature::new(1 << 20, 1.0, 1 << 20, &p);
+        assert!(!mini.access(7, 0, 0, &p));
+        assert_eq!(mini.len(), 0);
+        mini.learn(7, 700, 0, &p);
+        assert!(mini.access(7, 0, 1, &p));
+    }
+}

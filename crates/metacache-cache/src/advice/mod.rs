@@ -1,0 +1,362 @@
+//! The quota advisor: for one managed cache, the hit ratio it would have at other byte limits
+//! — a miss-ratio curve — from a bounded sample of its requests.
+//!
+//! # How
+//! - **Spatial sampling** ([`sample`]): a key is in the sample when its hash is below a
+//!   threshold, so every request of a sampled key is seen. The sample holds at most
+//!   [`AdvisorOptions::sample_keys`] keys; the threshold drops as it fills (fixed-size SHARDS).
+//! - **Miniature simulations** ([`mini`]): the cache's own policy — not an LRU stack — run on
+//!   the sampled requests at each size of a geometric grid, with the capacity scaled by the
+//!   sampling rate. The real cache is CLOCK-PRO with ghosts, frequency admission, byte weights
+//!   with a count floor and TTLs; an LRU curve would predict another cache.
+//! - **TTL-aware**: the miniatures expire values as the cache does (after write or after access,
+//!   renewed by refresh-ahead, swept periodically), so a size beyond what live values need
+//!   predicts no more hits.
+//! - **Recent**: the counts halve every [`AdvisorOptions::half_life`].
+//!
+//! - **Heavy keys counted exactly** ([`heavy`]): every value reports each 64th hit, and the
+//!   keys reported most are counted apart from the sample, whose error they would dominate.
+//! - **Pinned** to the hit ratio the cache measures at its own limit.
+//!
+//! # Cost
+//! A hit costs the advisor a racy increment of the value's hit count and one load (is the key
+//! sampled?); a hit of a sampled key, each 64th hit of a value, a miss and a load push an event
+//! into a bounded queue ([`QUEUE_EVENTS`]). The simulation runs off the request path: the
+//! governor's advisor thread drains every queue every [`DRAIN_INTERVAL`] (and reading the
+//! curve drains first). A queue that fills drops events, and the next drain lowers the
+//! sampling rate until the advisor keeps up — it sheds keys, never a key's requests.
+//! Memory — queue, sample, miniatures, heavy keys — is bounded by the sample size and charged
+//! to the node's ledger (not the catalog's: the cache's map sizes itself by the catalog's
+//! limits); a refused reservation, or a node still short after every value was reclaimed,
+//! stops the advisor for good.
+//!
+//! # Invariants
+//! - Every key the miniatures hold is in the sample (see [`state`]).
+//! - `reserved` bytes are held in the advisor's budget and released when it retires or drops.
+
+mod heavy;
+mod mini;
+mod sample;
+mod state;
+
+use std::hash::{BuildHasher, Hash};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use metacache_ledger::Budget;
+use parking_lot::Mutex;
+use quick_cache::DefaultHashBuilder;
+
+pub(crate) use mini::Policy;
+pub(crate) use state::Served;
+use state::State;
+
+use crate::slot::NEVER;
+
+/// How an advisor samples and forgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdvisorOptions {
+    /// The most keys in the sample (fixed-size SHARDS).
+    pub sample_keys: usize,
+    /// Counts halve after this long, so the curve describes recent requests.
+    pub half_life: Duration,
+    /// How often the miniatures drop expired values (the governor's sweep interval).
+    pub sweep_interval: Duration,
+    /// The smallest size of the grid, in bytes; each next size doubles it.
+    pub smallest: u64,
+}
+
+impl Default for AdvisorOptions {
+    fn default() -> Self {
+        Self {
+            sample_keys: 4096,
+            half_life: Duration::from_secs(15 * 60),
+            sweep_interval: Duration::from_secs(30),
+            smallest: 16 << 10,
+        }
+    }
+}
+
+/// One point of a miss-ratio curve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdvicePoint {
+    /// The byte limit of the cache.
+    pub cache_bytes: u64,
+    /// The predicted ratio of hits to requests at that limit.
+    pub hit_rate: f64,
+    /// The predicted loads per minute at the current request rate.
+    pub loads_per_minute: f64,
+    /// The sampled requests the prediction rests on (after aging).
+    pub sampled_requests: u64,
+    /// 0–1: 1 minus the estimated standard error of `hit_rate` over 0.05, scaled down below
+    /// 100 sampled requests and below 32 sampled values resident at this size.
+    pub confidence: f64,
+}
+
+/// A cache's miss-ratio curve and what it rests on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Advice {
+    /// Ascending sizes of a doubling grid, up to the first at least the working set.
+    pub points: Vec<AdvicePoint>,
+    /// Keys in the sample now.
+    pub sampled_keys: u64,
+    /// The most keys the sample holds (lower than configured once a reservation was refused).
+    pub sample_limit: u64,
+    /// The sampling rate, in (0, 1].
+    pub sampling_rate: f64,
+    /// Estimated bytes of every key's value (the sample's known bytes over the rate).
+    pub working_set_bytes: u64,
+    /// Requests per minute of the cache, over the last one to two minutes.
+    pub requests_per_minute: f64,
+    /// Bytes the advisor holds in the ledger.
+    pub reserved_bytes: u64,
+    /// Events dropped because the advisor's queue was full (each time, the sample shrank).
+    pub dropped_events: u64,
+}
+
+/// Events a queue holds between two drains; more are dropped (and the rate lowered).
+pub const QUEUE_EVENTS: usize = 512;
+
+/// The fewest keys shedding leaves in a sample.
+const MIN_SAMPLE_KEYS: usize = 64;
+
+/// How often the governor's advisor thread drains every advisor's queue.
+pub const DRAIN_INTERVAL: Duration = Duration::from_millis(25);
+
+/// Bytes reserved at a time, so that the ledger is not touched on every drain.
+const CHUNK: u64 = 16 << 10;
+
+/// Bytes of the advisor itself besides its queue, sample and miniatures.
+const FIXED_BYTES: u64 = 512;
+
+/// What happened, queued for the simulation.
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    /// A request of a sampled key; `charge` 0 when not known yet (a miss).
+    Request { hash: u64, charge: u64, now: u64 },
+    /// A sampled key's value was loaded and charged `charge`.
+    Load { hash: u64, charge: u64, now: u64 },
+    /// A value had [`crate::slot::HEAVY_REPORT`] more hits.
+    Hits { hash: u64, charge: u64, now: u64 },
+}
+
+/// The queue between the request path and the simulation.
+#[derive(Default)]
+struct Queue {
+    events: Vec<Event>,
+    /// Events dropped because the queue was full, since the last drain.
+    dropped: u64,
+}
+
+/// The simulation and its reservation, behind the advisor's lock.
+struct Simulation {
+    state: State,
+    /// Bytes held in the budget.
+    reserved: u64,
+    /// The queue's other buffer: swapped with the queue's at each drain.
+    spare: Vec<Event>,
+    /// Events dropped in all (reported by the advice).
+    dropped: u64,
+    /// Whether the last drain found the queue overflowed: the sample shrinks only when two
+    /// drains in a row do, so that a burst (a cache built and read at once, before its first
+    /// drain set the rate) does not shrink it for good.
+    overflowed: bool,
+}
+
+/// One cache's advisor.
+pub(crate) struct Advisor {
+    /// Set when the advisor stops: nothing is queued any more, nothing is held.
+    retired: AtomicBool,
+    hasher: DefaultHashBuilder,
+    /// The sample's threshold, readable without a lock.
+    threshold: AtomicU64,
+    budget: Arc<Budget>,
+    queue: Mutex<Queue>,
+    simulation: Mutex<Simulation>,
+}
+
+impl Advisor {
+    /// An advisor for a cache of `policy`, charged to `budget`, starting at `now`.
+    pub(crate) fn new(
+        policy: Policy,
+        options: AdvisorOptions,
+        budget: Arc<Budget>,
+        now: u64,
+    ) -> Self {
+        Self {
+            retired: AtomicBool::new(false),
+            hasher: DefaultHashBuilder::default(),
+            threshold: AtomicU64::new(u64::MAX),
+            budget,
+            queue: Mutex::new(Queue::default()),
+            simulation: Mutex::new(Simulation {
+                state: State::new(policy, options, now),
+                reserved: 0,
+                spare: Vec::new(),
+                dropped: 0,
+                overflowed: false,
+            }),
+        }
+    }
+
+    /// The sampling hash of `key`.
+    #[inline]
+    pub(crate) fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// Whether a key of this hash is sampled now.
+    #[inline]
+    pub(crate) fn samples(&self, hash: u64) -> bool {
+        hash < self.threshold.load(Relaxed)
+    }
+
+    /// A request of the key of `hash` at `now`; `charge` is what its value is charged, 0 when
+    /// not known (a miss, before its load).
+    pub(crate) fn record(&self, hash: u64, charge: u64, now: u64) {
+        if self.samples(hash) {
+            self.push(Event::Request { hash, charge, now });
+        }
+    }
+
+    /// The value of the key of `hash` was loaded and charged `charge` at `now`.
+    pub(crate) fn learn(&self, hash: u64, charge: u64, now: u64) {
+        if charge != 0 && self.samples(hash) {
+            self.push(Event::Load { hash, charge, now });
+        }
+    }
+
+    /// The value of the key of `hash`, charged `charge`, had another
+    /// [`crate::slot::HEAVY_REPORT`] hits.
+    pub(crate) fn report_heavy(&self, hash: u64, charge: u64, now: u64) {
+        if !self.retired.load(Relaxed) {
+            self.push(Event::Hits { hash, charge, now });
+        }
+    }
+
+    fn push(&self, event: Event) {
+        let mut queue = self.queue.lock();
+        if queue.events.len() < QUEUE_EVENTS {
+            if queue.events.capacity() == 0 {
+                queue.events.reserve_exact(QUEUE_EVENTS);
+            }
+            queue.events.push(event);
+        } else {
+            queue.dropped += 1;
+        }
+    }
+
+    /// Runs the queued events through the simulation; `served` reads the cache's totals. A
+    /// queue that overflowed lowers the sample to what the advisor kept up with.
+    pub(crate) fn drain(&self, served: impl FnOnce() -> Served) {
+        if self.retired.load(Relaxed) {
+            return;
+        }
+        let mut simulation = self.simulation.lock();
+        let simulation = &mut *simulation;
+        let dropped = {
+            let mut queue = self.queue.lock();
+            if queue.events.is_empty() && queue.dropped == 0 {
+                return;
+            }
+            std::mem::swap(&mut queue.events, &mut simulation.spare);
+            std::mem::take(&mut queue.dropped)
+        };
+        let served = served();
+        let state = &mut simulation.state;
+        let processed = simulation.spare.len();
+        for event in simulation.spare.drain(..) {
+            match event {
+                Event::Request { hash, charge, now } => state.request(hash, charge, now, served),
+                Event::Load { hash, charge, now } => state.learn(hash, charge, now),
+                Event::Hits { hash, charge, now } => {
+                    state.heavy(hash, charge, crate::slot::HEAVY_REPORT, now, served);
+                }
+            }
+        }
+        simulation.dropped += dropped;
+        if dropped > 0 && simulation.overflowed {
+            // Keep the share of the sample the queue had room for, with a margin, and at
+            // least a quarter of it per drain.
+            let kept = processed as f64 / (processed as f64 + dropped as f64);
+            let keys = (state.sampler.len() as f64 * (kept * 0.8).max(0.25)) as usize;
+            state.shed(keys.max(MIN_SAMPLE_KEYS));
+        }
+        simulation.overflowed = dropped > 0;
+        self.threshold.store(state.sampler.threshold(), Relaxed);
+        self.charge(simulation);
+    }
+
+    /// Keeps the reservation at or above what the advisor holds. A refusal stops the advisor
+    /// for good (its memory would otherwise be held outside the ledger).
+    fn charge(&self, simulation: &mut Simulation) {
+        let queues = 2 * QUEUE_EVENTS * std::mem::size_of::<Event>();
+        let held = FIXED_BYTES + queues as u64 + simulation.state.bytes();
+        if held <= simulation.reserved {
+            return;
+        }
+        let more = (held - simulation.reserved).div_ceil(CHUNK) * CHUNK;
+        match self.budget.try_reserve(more) {
+            Ok(()) => simulation.reserved += more,
+            Err(_) => {
+                tracing::info!(
+                    bytes = held,
+                    "the ledger refused the quota advisor's memory; it stops for this cache"
+                );
+                self.stop(simulation);
+            }
+        }
+    }
+
+    /// The curve at `now` (after draining the queue), for a cache that has served `served` in
+    /// all and whose byte limit is `limit` now.
+    pub(crate) fn advice(&self, served: Served, limit: Option<u64>, now: u64) -> Advice {
+        self.drain(|| served);
+        let mut simulation = self.simulation.lock();
+        let mut advice = simulation.state.curve(served, limit, now);
+        advice.reserved_bytes = simulation.reserved;
+        advice.dropped_events = simulation.dropped;
+        if self.retired.load(Relaxed) {
+            advice.points.clear();
+        }
+        advice
+    }
+
+    /// Bytes held in the ledger now.
+    pub(crate) fn reserved(&self) -> u64 {
+        self.simulation.lock().reserved
+    }
+
+    /// Stops the advisor for good (its cache left service, or the node needs its bytes):
+    /// the simulation goes and its bytes are released. Returns the bytes released.
+    pub(crate) fn retire(&self) -> u64 {
+        let mut simulation = self.simulation.lock();
+        self.stop(&mut simulation)
+    }
+
+    fn stop(&self, simulation: &mut Simulation) -> u64 {
+        self.retired.store(true, Relaxed);
+        self.threshold.store(0, Relaxed);
+        *self.queue.lock() = Queue::default();
+        simulation.spare = Vec::new();
+        let options = AdvisorOptions {
+            sample_keys: 1,
+            ..AdvisorOptions::default()
+        };
+        simulation.state = State::new(simulation.state.policy(), options, 0);
+        let released = std::mem::take(&mut simulation.reserved);
+        self.budget.release(released);
+        released
+    }
+}
+
+impl Drop for Advisor {
+    fn drop(&mut self) {
+        self.budget.release(self.simulation.get_mut().reserved);
+    }
+}
+
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(NEVER)
+}

@@ -1,0 +1,163 @@
+//! Fixed-size spatial sampling (SHARDS, Waldspurger et al., FAST 2015): a key is sampled when
+//! the hash of the key is below a threshold, so a sampled key has every one of its requests in
+//! the sample and reuse is preserved. The sample holds at most `limit` keys: when a new key
+//! would exceed it, the key with the largest hash leaves and the threshold drops to that hash,
+//! which lowers the sampling rate just enough. The rate is `threshold / 2^64`.
+//!
+//! Invariant: every tracked key's hash is below the threshold, and there are at most `limit`.
+
+use std::collections::{BinaryHeap, HashMap};
+
+/// What the sampler knows of one sampled key.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct SampledKey {
+    /// The bytes its value was last charged (0: not known yet).
+    pub(super) bytes: u64,
+}
+
+/// The sample: which keys, and at what rate.
+pub(super) struct Sampler {
+    threshold: u64,
+    limit: usize,
+    keys: HashMap<u64, SampledKey>,
+    /// The tracked hashes, largest first: the next to leave when the sample is full.
+    order: BinaryHeap<u64>,
+    /// Sum of the known bytes of the tracked keys.
+    known_bytes: u64,
+}
+
+/// Bytes one tracked key costs: its map slot (hash, state, control byte, load-factor slack)
+/// and its heap slot.
+pub(super) const BYTES_PER_KEY: u64 = 48;
+
+impl Sampler {
+    /// A sampler of at most `limit` keys, at rate 1 until it is full.
+    pub(super) fn new(limit: usize) -> Self {
+        Self {
+            threshold: u64::MAX,
+            limit: limit.max(1),
+            keys: HashMap::new(),
+            order: BinaryHeap::new(),
+            known_bytes: 0,
+        }
+    }
+
+    /// Keys with a hash below this are sampled.
+    pub(super) fn threshold(&self) -> u64 {
+        self.threshold
+    }
+
+    /// The sampling rate, in (0, 1].
+    pub(super) fn rate(&self) -> f64 {
+        if self.threshold == u64::MAX {
+            1.0
+        } else {
+            self.threshold as f64 / 18_446_744_073_709_551_616.0
+        }
+    }
+
+    /// Keys tracked now.
+    pub(super) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// The most keys the sample holds.
+    pub(super) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Sum of the known bytes of the tracked keys.
+    pub(super) fn known_bytes(&self) -> u64 {
+        self.known_bytes
+    }
+
+    /// The tracked key of `hash`, if it is tracked.
+    pub(super) fn get(&self, hash: u64) -> Option<SampledKey> {
+        self.keys.get(&hash).copied()
+    }
+
+    /// Records what the value of a tracked key was charged.
+    pub(super) fn set_bytes(&mut self, hash: u64, bytes: u64) {
+        if let Some(key) = self.keys.get_mut(&hash) {
+            self.known_bytes = self.known_bytes - key.bytes + bytes;
+            key.bytes = bytes;
+        }
+    }
+
+    /// Tracks `hash` (below the threshold) if it is new. Returns the hashes that left the
+    /// sample to keep it within its limit — possibly `hash` itself — with the threshold
+    /// lowered below them.
+    pub(super) fn track(&mut self, hash: u64) -> Vec<u64> {
+        debug_assert!(hash < self.threshold);
+        if self.keys.contains_key(&hash) {
+            return Vec::new();
+        }
+        self.keys.insert(hash, SampledKey::default());
+        self.order.push(hash);
+        self.shrink(self.limit)
+    }
+
+    /// Lowers the most keys the sample holds to `keys` (at least 1), dropping the largest
+    /// hashes; returns the hashes that left.
+    pub(super) fn shrink(&mut self, keys: usize) -> Vec<u64> {
+        self.limit = keys.max(1);
+        let mut left = Vec::new();
+        while self.keys.len() > self.limit {
+            let Some(largest) = self.order.pop() else {
+                break;
+            };
+            self.threshold = largest;
+            if let Some(key) = self.keys.remove(&largest) {
+                self.known_bytes -= key.bytes;
+            }
+            left.push(largest);
+        }
+        left
+    }
+
+    /// Bytes the sampler holds.
+    pub(super) fn bytes(&self) -> u64 {
+        (self.keys.capacity().max(self.order.capacity()) as u64) * BYTES_PER_KEY
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_sample_lowers_its_rate_by_dropping_the_largest_hashes() {
+        let mut sampler = Sampler::new(3);
+        for hash in [10, 40, 20] {
+            assert!(sampler.track(hash).is_empty());
+        }
+        assert_eq!(sampler.rate(), 1.0);
+        assert_eq!(sampler.track(30), vec![40]);
+        assert_eq!((sampler.threshold(), sampler.len()), (40, 3));
+        // A key at or above the threshold is no longer offered; one below is, and evicts.
+        assert_eq!(sampler.track(5), vec![30]);
+        assert_eq!(sampler.threshold(), 30);
+        assert!(sampler.rate() > 0.0 && sampler.rate() < 1e-17);
+        assert_eq!(sampler.shrink(1), vec![20, 10]);
+        assert_eq!((sampler.threshold(), sampler.limit()), (10, 1));
+    }
+
+    #[test]
+    fn known_bytes_follow_the_tracked_keys() {
+        let mut sampler = Sampler::new(2);
+        sampler.track(1);
+        sampler.track(2);
+        sampler.set_bytes(1, 100);
+        sampler.set_bytes(2, 50);
+        sampler.set_bytes(2, 70);
+        assert_eq!(sampler.known_bytes(), 170);
+        assert_eq!(sampler.track(0), vec![2]);
+        assert_eq!(sampler.known_bytes(), 100);
+        sampler.set_bytes(99, 5);
+        assert_eq!(
+            sampler.known_bytes(),
+            100,
+            "an untracked key changes nothing"
+        );
+    }
+}

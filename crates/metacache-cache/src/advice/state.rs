@@ -1,0 +1,410 @@
+//! What an advisor knows, behind its lock: the sample, the miniatures at each size of the grid,
+//! the heavy keys, the cache's aged totals — and how a request, a load and a heavy key's report
+//! change them, and how a curve is read from them.
+//!
+//! Invariants: every key the miniatures hold is in the sample and not heavy (once the sample
+//! binds); the miniatures' capacities are their sizes times the current rate; the grid's
+//! largest size is at least twice the estimated working set (or [`LARGEST`]).
+
+use std::collections::HashSet;
+
+use super::heavy::{Heavy, fitting};
+use super::mini::{Miniature, Policy};
+use super::sample::Sampler;
+use super::{Advice, AdvicePoint, AdvisorOptions, nanos};
+use crate::slot::HEAVY_REPORT;
+
+/// Keys a miniature prepares for at least (its map grows past them).
+const MINI_PREPARED_KEYS: usize = 256;
+
+/// The largest size of the grid (1 TiB).
+pub(super) const LARGEST: u64 = 1 << 40;
+
+/// A predicted hit ratio's standard error at which [`AdvicePoint::confidence`] is 0.
+const ERROR_AT_ZERO_CONFIDENCE: f64 = 0.05;
+
+/// Sampled requests at a point below which its confidence is scaled down.
+const REQUESTS_FOR_CONFIDENCE: f64 = 100.0;
+
+/// Sampled values resident in a size's miniature below which its confidence is scaled down
+/// (unless every key is sampled: then the miniature is the cache).
+const VALUES_FOR_CONFIDENCE: f64 = 32.0;
+
+/// A cache's totals: requests (hits and misses) and hits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Served {
+    pub(crate) requests: u64,
+    pub(crate) hits: u64,
+}
+
+impl Served {
+    /// Requests and hits since `mark`.
+    fn since(self, mark: Served) -> [f64; 2] {
+        [
+            self.requests.saturating_sub(mark.requests) as f64,
+            self.hits.saturating_sub(mark.hits) as f64,
+        ]
+    }
+}
+
+pub(super) struct State {
+    options: AdvisorOptions,
+    pub(super) sampler: Sampler,
+    policy: Policy,
+    /// Ascending sizes, each twice the one before.
+    minis: Vec<Miniature>,
+    /// The largest size ([`LARGEST`]): never evicts for bytes. A size added to the grid when
+    /// the working set grows starts as a copy of it.
+    unbounded: Miniature,
+    /// The heaviest keys, counted exactly and left out of the miniatures once the sample binds.
+    heavy: Heavy,
+    /// Sampled keys whose first request missed before their value's charge was known.
+    pending: HashSet<u64>,
+    next_sweep: u64,
+    next_age: u64,
+    /// The cache's request count at two recent moments, for its request rate.
+    marks: [(u64, u64); 2],
+    /// The cache's requests and hits (sampled or not) before the last aging, aged as the
+    /// miniatures' counts are, and the cache's totals at that moment.
+    aged: [f64; 2],
+    aging_mark: Served,
+}
+
+impl State {
+    pub(super) fn new(policy: Policy, options: AdvisorOptions, now: u64) -> Self {
+        Self {
+            sampler: Sampler::new(options.sample_keys),
+            // Prepared for few keys: its table grows with the sample (and it never evicts
+            // for bytes, so its ghost history hardly matters).
+            unbounded: Miniature::new(LARGEST, 1.0, MINI_PREPARED_KEYS, &policy),
+            heavy: Heavy::new((options.sample_keys / 8).max(64)),
+            policy,
+            minis: Vec::new(),
+            pending: HashSet::new(),
+            next_sweep: now.saturating_add(nanos(options.sweep_interval)),
+            next_age: now.saturating_add(nanos(options.half_life)),
+            marks: [(now, 0), (now, 0)],
+            aged: [0.0; 2],
+            aging_mark: Served::default(),
+            options,
+        }
+    }
+
+    /// A request of the key of `hash` (below the threshold when it was made) at `now`;
+    /// `charge` is what its value is charged, 0 when not known yet (a miss, before its load).
+    pub(super) fn request(&mut self, hash: u64, charge: u64, now: u64, served: Served) {
+        if hash >= self.sampler.threshold()
+            || (self.binds() && self.heavy.is_heavy(hash))
+            || !self.track(hash)
+        {
+            return;
+        }
+        let known = self.sampler.get(hash).map_or(0, |k| k.bytes);
+        if charge != 0 && charge != known {
+            self.sampler.set_bytes(hash, charge);
+        }
+        let charge = if charge != 0 { charge } else { known };
+        if charge == 0 {
+            self.pending.insert(hash);
+        }
+        self.grow();
+        self.tick(now, served);
+        let policy = self.policy;
+        for mini in self.all() {
+            mini.access(hash, charge, now, &policy);
+        }
+    }
+
+    /// The value of the key of `hash` was loaded and charged `charge` at `now`.
+    pub(super) fn learn(&mut self, hash: u64, charge: u64, now: u64) {
+        if charge == 0 || self.sampler.get(hash).is_none() {
+            return;
+        }
+        self.sampler.set_bytes(hash, charge);
+        if self.pending.remove(&hash) {
+            let policy = self.policy;
+            for mini in self.all() {
+                mini.learn(hash, charge, now, &policy);
+            }
+        }
+        self.grow();
+    }
+
+    /// `hits` more hits of the key of `hash`, charged `charge`: a key that becomes heavy
+    /// leaves the miniatures.
+    pub(super) fn heavy(&mut self, hash: u64, charge: u64, hits: u64, now: u64, served: Served) {
+        self.tick(now, served);
+        if self.heavy.report(hash, charge, hits as f64) && self.binds() {
+            self.forget(&[hash]);
+        }
+    }
+
+    /// Lowers the sample to `keys` keys at most (the advisor could not keep up with its
+    /// requests); returns the new threshold.
+    pub(super) fn shed(&mut self, keys: usize) -> u64 {
+        let before = self.sampler.rate();
+        let left = self.sampler.shrink(keys);
+        self.left(&left, before);
+        self.sampler.threshold()
+    }
+
+    /// The policy the miniatures simulate.
+    pub(super) fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// Whether the sample binds (not every key is sampled): the heavy keys are then counted
+    /// apart from the miniatures.
+    fn binds(&self) -> bool {
+        self.sampler.rate() < 1.0
+    }
+
+    /// Tracks `hash` in the sample; `false` if it left at once (the sample is full of smaller
+    /// hashes).
+    fn track(&mut self, hash: u64) -> bool {
+        let before = self.sampler.rate();
+        let left = self.sampler.track(hash);
+        if left.is_empty() {
+            return true;
+        }
+        self.left(&left, before);
+        !left.contains(&hash)
+    }
+
+    /// The keys `left` the sample, whose rate was `before`: the miniatures forget them and
+    /// shrink to the new rate.
+    fn left(&mut self, left: &[u64], before: f64) {
+        if left.is_empty() {
+            return;
+        }
+        let rate = self.sampler.rate();
+        // Requests counted at the higher rate came from more keys: scaled down, each period
+        // weighs what its requests were (fixed-size SHARDS).
+        let scale = rate / before;
+        self.forget(left);
+        for mini in self.all() {
+            mini.rescale(rate, scale);
+        }
+        if before == 1.0 {
+            // The sample binds from now on: the heavy keys leave the miniatures (while every
+            // key was sampled, the miniatures were exact and needed no heavy keys).
+            let heavy = self.heavy.heavy_keys();
+            self.forget(&heavy);
+        }
+    }
+
+    fn forget(&mut self, keys: &[u64]) {
+        for mini in self.all() {
+            for &key in keys {
+                mini.forget(key);
+            }
+        }
+        for key in keys {
+            self.pending.remove(key);
+        }
+    }
+
+    /// Ages the counts and sweeps expired values when their time has come.
+    fn tick(&mut self, now: u64, served: Served) {
+        if now >= self.next_sweep {
+            for mini in self.all() {
+                mini.sweep(now);
+            }
+            self.next_sweep = now.saturating_add(nanos(self.options.sweep_interval));
+        }
+        if now >= self.next_age {
+            let since = served.since(self.aging_mark);
+            self.aged[0] += since[0];
+            self.aged[1] += since[1];
+            self.aging_mark = served;
+        }
+        while now >= self.next_age {
+            for mini in self.all() {
+                mini.age();
+            }
+            self.heavy.age();
+            self.aged = self.aged.map(|count| count / 2.0);
+            self.next_age = self
+                .next_age
+                .saturating_add(nanos(self.options.half_life).max(1));
+        }
+    }
+
+    /// Adds sizes until the largest is at least twice the working set; a new size starts as a
+    /// copy of the unbounded one.
+    fn grow(&mut self) {
+        let working_set = self.working_set();
+        let rate = self.sampler.rate();
+        loop {
+            let next = match self.minis.last() {
+                None => self.options.smallest.max(1),
+                Some(largest) if largest.size() / 2 < working_set && largest.size() < LARGEST => {
+                    largest.size() * 2
+                }
+                Some(_) => break,
+            };
+            let keys = self.sampler.len().max(MINI_PREPARED_KEYS);
+            let mut mini = Miniature::new(next, rate, keys, &self.policy);
+            mini.fill_from(&self.unbounded);
+            self.minis.push(mini);
+        }
+    }
+
+    /// Bytes held by the sample, the miniatures and the heavy keys.
+    pub(super) fn bytes(&self) -> u64 {
+        self.sampler.bytes()
+            + self.unbounded.bytes()
+            + self.heavy.bytes()
+            + self.minis.iter().map(Miniature::bytes).sum::<u64>()
+    }
+
+    /// The estimated bytes of every key's value: the sample's over the rate.
+    fn working_set(&self) -> u64 {
+        (self.sampler.known_bytes() as f64 / self.sampler.rate()).min(u64::MAX as f64) as u64
+    }
+
+    /// The curve at `now`, for a cache that has served `served` in all and whose byte limit is
+    /// `limit` now, pinned to the cache's measured hit ratio at that limit ([`Anchor`]).
+    pub(super) fn curve(&mut self, served: Served, limit: Option<u64>, now: u64) -> Advice {
+        self.tick(now, served);
+        let [(since, before), (last, _)] = self.marks;
+        let elapsed = now.saturating_sub(since);
+        let requests_per_minute = if elapsed > 0 {
+            served.requests.saturating_sub(before) as f64 * 60e9 / elapsed as f64
+        } else {
+            0.0
+        };
+        if now.saturating_sub(last) >= 60_000_000_000 {
+            self.marks = [self.marks[1], (now, served.requests)];
+        }
+        let rate = self.sampler.rate();
+        let window = served.since(self.aging_mark);
+        let (requests, hits) = (self.aged[0] + window[0], self.aged[1] + window[1]);
+        let heavy = if self.binds() {
+            self.heavy.by_hits(HEAVY_REPORT as f64)
+        } else {
+            Vec::new()
+        };
+        let anchor = Anchor {
+            limit,
+            measured: if requests > 0.0 { hits / requests } else { 0.0 },
+            predicted: self.predict(limit, &heavy, requests.max(1.0)),
+        };
+        let working_set = self.working_set();
+        let keys = self.sampler.len() as f64;
+        let mut points = Vec::new();
+        if requests > 0.0 {
+            for mini in &self.minis {
+                let predicted = self.predict(Some(mini.size()), &heavy, requests);
+                let hit_rate = anchor.correct(mini.size(), predicted);
+                let error = if keys > 0.0 {
+                    (hit_rate * (1.0 - hit_rate) * (1.0 - rate) / keys).sqrt()
+                } else {
+                    1.0
+                };
+                // A size whose miniature holds few sampled values is a few keys' luck.
+                let resident = if self.binds() {
+                    (mini.len() as f64 / VALUES_FOR_CONFIDENCE).min(1.0)
+                } else {
+                    1.0
+                };
+                let confidence = (1.0 - error / ERROR_AT_ZERO_CONFIDENCE).clamp(0.0, 1.0)
+                    * (mini.requests() / REQUESTS_FOR_CONFIDENCE).min(1.0)
+                    * resident;
+                points.push(AdvicePoint {
+                    cache_bytes: mini.size(),
+                    hit_rate,
+                    loads_per_minute: (1.0 - hit_rate) * requests_per_minute,
+                    sampled_requests: mini.requests().round() as u64,
+                    confidence,
+                });
+                if mini.size() >= working_set {
+                    break;
+                }
+            }
+        }
+        Advice {
+            points,
+            sampled_keys: self.sampler.len() as u64,
+            sample_limit: self.sampler.limit() as u64,
+            sampling_rate: rate,
+            working_set_bytes: working_set,
+            requests_per_minute,
+            reserved_bytes: 0,
+            dropped_events: 0,
+        }
+    }
+
+    /// The predicted hit ratio at `size` bytes (`None`: unlimited) over `requests` requests:
+    /// the heavy keys (`heavy`, by hits) that fit, and the miniatures' ratio for the rest at the
+    /// bytes the heavy keys leave.
+    fn predict(&self, size: Option<u64>, heavy: &[(f64, u64)], requests: f64) -> f64 {
+        let heavy_hits: f64 = heavy.iter().map(|k| k.0).sum();
+        let (fitting_hits, rest) = match size {
+            None => (heavy_hits, None),
+            Some(size) => {
+                let (hits, bytes) = fitting(heavy, size);
+                (hits, Some(size.saturating_sub(bytes)))
+            }
+        };
+        let rest_ratio = match rest {
+            Some(0) => 0.0,
+            rest => self.ratio_at(rest),
+        };
+        let rest_requests = (requests - heavy_hits).max(0.0);
+        ((fitting_hits + rest_ratio * rest_requests) / requests).clamp(0.0, 1.0)
+    }
+
+    /// The miniatures' hit ratio at `limit` bytes (`None`: unlimited), interpolated between
+    /// the sizes around it on the doubling grid.
+    fn ratio_at(&self, limit: Option<u64>) -> f64 {
+        let Some(limit) = limit else {
+            return self.unbounded.hit_ratio();
+        };
+        let Some(above) = self.minis.iter().position(|m| m.size() >= limit) else {
+            return self.unbounded.hit_ratio();
+        };
+        let high = &self.minis[above];
+        let Some(low) = above.checked_sub(1).map(|i| &self.minis[i]) else {
+            // Below the grid: from nothing at 0 bytes to the smallest size's ratio.
+            return high.hit_ratio() * (limit as f64 / high.size() as f64).min(1.0);
+        };
+        let at = ((limit as f64).log2() - (low.size() as f64).log2()).clamp(0.0, 1.0);
+        low.hit_ratio() + (high.hit_ratio() - low.hit_ratio()) * at
+    }
+
+    /// Every miniature, the unbounded one last.
+    fn all(&mut self) -> impl Iterator<Item = &mut Miniature> {
+        self.minis
+            .iter_mut()
+            .chain(std::iter::once(&mut self.unbounded))
+    }
+}
+
+/// The cache's measured hit ratio at its own limit, against the prediction there. Much of a
+/// sample's error is common to neighbouring sizes (which keys fell in the sample), so the curve
+/// is scaled to pass through the measured point: below the limit the hit ratios are scaled
+/// (0 bytes still hit nothing), above it the miss ratios are.
+struct Anchor {
+    limit: Option<u64>,
+    measured: f64,
+    predicted: f64,
+}
+
+impl Anchor {
+    fn correct(&self, size: u64, predicted: f64) -> f64 {
+        let below = self.limit.is_none_or(|limit| size <= limit);
+        let corrected = if below {
+            if self.predicted > 0.0 {
+                predicted * self.measured / self.predicted
+            } else {
+                predicted
+            }
+        } else if self.predicted < 1.0 {
+            1.0 - (1.0 - predicted) * (1.0 - self.measured) / (1.0 - self.predicted)
+        } else {
+            predicted
+        };
+        corrected.clamp(0.0, 1.0)
+    }
+}

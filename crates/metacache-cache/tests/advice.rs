@@ -1,0 +1,224 @@
+//! The quota advisor against the real cache: on Zipf, TTL, count-bound, scan and loop traces,
+//! the curve predicted from one sampled run is compared with exact replays of the real cache at
+//! every curve point; and the advisor's memory is bounded, charged and released.
+
+mod common;
+
+use std::time::Duration;
+
+use common::advice::{Case, Payload, cases, compare, errors, replay, value_bytes};
+use metacache_cache::{AdvisorOptions, CacheConfig, GovernorOptions, ManagedCache, MemoryGovernor};
+
+fn options() -> AdvisorOptions {
+    AdvisorOptions {
+        sample_keys: 4096,
+        half_life: Duration::from_secs(1 << 30),
+        ..AdvisorOptions::default()
+    }
+}
+
+/// Every trace of the accuracy table at a fifth of its scale (20,000 keys, the sample a fifth
+/// of them), the advised cache unlimited and then under a binding limit: the predicted hit ratio
+/// against the real cache's at every point (at least 8 per trace).
+#[test]
+fn predicted_curves_follow_exact_replays_of_the_real_cache() {
+    let mut all = Vec::new();
+    for limit in [None, Some(8 << 20)] {
+        for case in cases(20_000, 200_000) {
+            let (compared, advice) = compare(&case, options(), limit, 2);
+            assert!(
+                compared.len() >= 8,
+                "{}: {} points",
+                case.name,
+                compared.len()
+            );
+            assert!(
+                advice.sampling_rate < 1.0,
+                "{}: the sample must bind",
+                case.name
+            );
+            let (mae, max) = errors(&compared);
+            eprintln!(
+                "{} (limit {limit:?}): MAE {mae:.4}, max {max:.4}, rate {:.3}",
+                case.name, advice.sampling_rate
+            );
+            assert!(mae <= 0.03 && max <= 0.10, "{}: {compared:#?}", case.name);
+            for pair in compared.windows(2) {
+                assert!(pair[1].bytes == 2 * pair[0].bytes, "a doubling grid");
+            }
+            all.extend(compared);
+        }
+    }
+    let (mae, max) = errors(&all);
+    eprintln!("all {} points: MAE {mae:.4}, max {max:.4}", all.len());
+    assert!(
+        mae <= 0.015,
+        "mean absolute error {mae:.4} over every point"
+    );
+    assert!(max <= 0.08, "largest error {max:.4}");
+}
+
+/// Without sampling (every key in the sample) the miniatures are the real policy: the curve
+/// matches exact replays almost exactly, TTLs and count capacity included.
+#[test]
+fn with_every_key_sampled_the_curve_is_the_real_cache() {
+    let options = AdvisorOptions {
+        sample_keys: 1 << 20,
+        ..options()
+    };
+    for case in cases(3_000, 30_000) {
+        let (compared, advice) = compare(&case, options, None, 2);
+        assert_eq!(advice.sampling_rate, 1.0);
+        let (mae, max) = errors(&compared);
+        assert!(
+            mae <= 0.005 && max <= 0.03,
+            "{}: MAE {mae}, max {max}: {compared:#?}",
+            case.name
+        );
+    }
+}
+
+/// The sample never holds more keys than configured, its memory is reserved in the node's
+/// ledger while the cache lives and released with it, and a cache with the advisor off has none.
+#[test]
+fn the_advisor_is_bounded_charged_and_released() {
+    let governor = MemoryGovernor::with_options(GovernorOptions::default());
+    let catalog = governor.catalog_budget("c", None);
+    let small = AdvisorOptions {
+        sample_keys: 256,
+        ..options()
+    };
+    let config = CacheConfig::new("advised", None, 1_000_000).with_advisor(Some(small));
+    let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
+    for key in 0..50_000u64 {
+        if key % 128 == 0 {
+            cache.advise_now();
+        }
+        if cache.get(&key).is_none() {
+            cache.insert(key, Payload(value_bytes(key)));
+        }
+    }
+    let advice = cache.advice().expect("on");
+    assert_eq!(advice.dropped_events, 0, "drained in time");
+    assert_eq!(advice.sampled_keys, 256);
+    assert!(advice.sampling_rate < 0.01, "rate {}", advice.sampling_rate);
+    assert!(advice.reserved_bytes > 0);
+    assert!(
+        advice.reserved_bytes < 1 << 20,
+        "{} bytes for 256 keys",
+        advice.reserved_bytes
+    );
+    let node = governor.node().used();
+    let values = catalog.used();
+    assert_eq!(
+        node,
+        values + advice.reserved_bytes,
+        "the node holds the values and the advisor; the catalog only the values"
+    );
+    assert_eq!(governor.advisors_budget().used(), advice.reserved_bytes);
+    drop(cache);
+    assert_eq!(governor.node().used(), 0, "released with the cache");
+
+    let off = CacheConfig::new("plain", None, 1_000);
+    let plain: ManagedCache<u64, Payload> = ManagedCache::new(off, &governor, &catalog);
+    plain.insert(1, Payload(10));
+    assert!(plain.advice().is_none());
+    let disabled = CacheConfig::new("disabled", None, 1_000)
+        .with_enabled(false)
+        .with_advisor(Some(options()));
+    let disabled: ManagedCache<u64, Payload> = ManagedCache::new(disabled, &governor, &catalog);
+    assert!(disabled.advice().is_none(), "a cache that keeps nothing");
+}
+
+/// Loads per minute follow the measured request rate; a curve without requests is empty.
+#[test]
+fn loads_per_minute_are_the_predicted_misses_at_the_request_rate() {
+    let case = Case::new("uniform", (0..6_000u64).map(|i| i % 300).collect());
+    let (_, advice) = replay(&case, None, Some(options()));
+    let advice = advice.expect("on");
+    // 6,000 requests over 6 s of trace time: 60,000 per minute.
+    assert!(
+        (advice.requests_per_minute - 60_000.0).abs() < 1_000.0,
+        "{}",
+        advice.requests_per_minute
+    );
+    let last = advice.points.last().expect("points");
+    assert!(last.hit_rate > 0.9, "{last:?}");
+    let expected = (1.0 - last.hit_rate) * advice.requests_per_minute;
+    assert!((last.loads_per_minute - expected).abs() < 1e-6);
+    assert!(last.confidence > 0.5, "{last:?}");
+
+    let empty = Case::new("none", Vec::new());
+    let (_, advice) = replay(&empty, None, Some(options()));
+    assert!(advice.expect("on").points.is_empty());
+}
+
+/// Requests faster than the advisor drains overflow its bounded queue: the events that do not
+/// fit are dropped and counted, and the sample shrinks (the rate drops) so that what remains
+/// is a smaller sample of whole keys, never keys with requests missing.
+#[test]
+fn an_advisor_that_cannot_keep_up_samples_fewer_keys() {
+    let (clock, _manual) = metacache_cache::Clock::manual();
+    let governor = MemoryGovernor::with_options(GovernorOptions {
+        clock,
+        ..GovernorOptions::default()
+    });
+    let catalog = governor.catalog_budget("c", None);
+    let config = CacheConfig::new("flooded", None, 1_000_000).with_advisor(Some(options()));
+    let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
+    // Warm: 2,000 keys, drained as the advisor thread would.
+    for key in 0..2_000u64 {
+        if key % 128 == 0 {
+            cache.advise_now();
+        }
+        cache.insert(key, Payload(value_bytes(key)));
+    }
+    let before = cache.advice().expect("on");
+    assert_eq!((before.dropped_events, before.sampling_rate), (0, 1.0));
+    // Bursts of 10,000 hits between drains (the queue holds 512 events): one burst is
+    // forgiven, the second in a row sheds keys.
+    for _ in 0..2 {
+        for i in 0..10_000u64 {
+            assert!(cache.get(&(i % 2_000)).is_some());
+        }
+        cache.advise_now();
+    }
+    let after = cache.advice().expect("on");
+    assert!(after.dropped_events > 10_000, "{after:?}");
+    assert!(after.sample_limit < before.sample_limit, "{after:?}");
+    assert!(after.sampling_rate < 1.0, "{after:?}");
+    assert!(
+        after.sampled_keys <= after.sample_limit && after.sampled_keys >= 64,
+        "{after:?}"
+    );
+}
+
+/// The node's advisors share a sixteenth of the node limit: an advisor whose memory does not
+/// fit stops for good (no curve, nothing held) while its cache goes on.
+#[test]
+fn an_advisor_refused_its_memory_stops() {
+    // 1 MiB for the node: 64 KiB for every advisor together.
+    let governor = MemoryGovernor::with_options(GovernorOptions {
+        node_limit: Some(1 << 20),
+        ..GovernorOptions::default()
+    });
+    assert_eq!(governor.advisors_budget().limit(), Some(64 << 10));
+    let catalog = governor.catalog_budget("c", None);
+    let config = CacheConfig::new("advised", None, 1_000_000).with_advisor(Some(options()));
+    let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
+    for key in 0..20_000u64 {
+        if key % 128 == 0 {
+            cache.advise_now();
+        }
+        if cache.get(&(key % 5_000)).is_none() {
+            cache.insert(key % 5_000, Payload(100));
+        }
+    }
+    let advice = cache.advice().expect("on");
+    assert!(advice.points.is_empty(), "{advice:?}");
+    assert_eq!(
+        (advice.reserved_bytes, governor.advisors_budget().used()),
+        (0, 0)
+    );
+    assert!(cache.len() > 100, "the cache itself goes on");
+}

@@ -1,0 +1,283 @@
+//! Traces and replays that check the quota advisor against the real cache: a trace is run once
+//! through a cache with the advisor on, and once per curve point through a real cache whose
+//! byte limit is that point; the predicted and the measured hit ratios are compared.
+//! Shared by `tests/advice.rs` and `examples/advice_accuracy.rs` (the table in
+//! docs/benchmarks.md).
+#![allow(dead_code, missing_docs)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use metacache_cache::{
+    Advice, AdvisorOptions, CacheConfig, Clock, Expiry, GovernorOptions, ManagedCache,
+    MemoryGovernor,
+};
+use metacache_estimate::{EstimateSize, Sizer};
+
+/// A value that weighs `bytes` without allocating them.
+pub struct Payload(pub u32);
+
+impl EstimateSize for Payload {
+    fn estimate_size(&self, sizer: &mut Sizer) {
+        sizer.add(self.0 as usize);
+    }
+}
+
+pub fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// 1–16 KiB, fixed per key.
+pub fn value_bytes(key: u64) -> u32 {
+    (1024 + mix(key ^ 0xA5A5) % (15 * 1024 + 1)) as u32
+}
+
+/// What the ledger charges a value of `key` (value, `u64` key, fixed overhead).
+pub fn charged(key: u64) -> u64 {
+    u64::from(value_bytes(key)) + metacache_ledger::ACCOUNTING_OVERHEAD_BYTES + 8
+}
+
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix(self.0)
+    }
+
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Keys from a Zipf distribution of exponent `alpha` over `keys` keys, ranks permuted.
+pub fn zipf(alpha: f64, keys: u64, accesses: usize, seed: u64) -> Vec<u64> {
+    let mut cdf = Vec::with_capacity(keys as usize);
+    let mut total = 0.0;
+    for rank in 1..=keys {
+        total += 1.0 / (rank as f64).powf(alpha);
+        cdf.push(total);
+    }
+    let mut rng = Rng(seed);
+    (0..accesses)
+        .map(|_| {
+            let u = rng.unit() * total;
+            let rank = cdf.partition_point(|&c| c < u) as u64;
+            mix(rank ^ seed) % (keys * 16)
+        })
+        .collect()
+}
+
+/// Distinct keys from `first` until their charges add up to `bytes`.
+pub fn keys_totalling(first: u64, bytes: u64) -> Vec<u64> {
+    let mut keys = Vec::new();
+    let (mut sum, mut key) = (0, first);
+    while sum < bytes {
+        sum += charged(key);
+        keys.push(key);
+        key += 1;
+    }
+    keys
+}
+
+/// A hot set of `hot_bytes` read at random, a one-pass scan of `scan_bytes` of new keys in the
+/// middle of it, then the hot set again.
+pub fn scan(hot_bytes: u64, scan_bytes: u64, reads: usize) -> Vec<u64> {
+    let hot = keys_totalling(0, hot_bytes);
+    let cold = keys_totalling(1 << 32, scan_bytes);
+    let mut rng = Rng(7);
+    let mut phase = |n: usize| -> Vec<u64> {
+        (0..n)
+            .map(|_| hot[(rng.next() % hot.len() as u64) as usize])
+            .collect()
+    };
+    let mut trace = phase(reads / 2);
+    trace.extend(&cold);
+    trace.extend(phase(reads / 2));
+    trace
+}
+
+/// A loop over keys adding up to `bytes`, `rounds` times.
+pub fn looping(bytes: u64, rounds: usize) -> Vec<u64> {
+    let keys = keys_totalling(0, bytes);
+    (0..rounds).flat_map(|_| keys.iter().copied()).collect()
+}
+
+/// One trace and the cache it runs in.
+pub struct Case {
+    pub name: String,
+    pub trace: Vec<u64>,
+    /// Time between requests.
+    pub step: Duration,
+    pub ttl: Option<Duration>,
+    pub expiry: Expiry,
+    pub capacity: u64,
+}
+
+impl Case {
+    pub fn new(name: impl Into<String>, trace: Vec<u64>) -> Self {
+        Self {
+            name: name.into(),
+            trace,
+            step: Duration::from_millis(1),
+            ttl: None,
+            expiry: Expiry::AfterWrite,
+            capacity: 10_000_000,
+        }
+    }
+
+    pub fn with_ttl(mut self, ttl: Duration, expiry: Expiry) -> Self {
+        self.ttl = Some(ttl);
+        self.expiry = expiry;
+        self
+    }
+
+    pub fn with_capacity(mut self, capacity: u64) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    fn config(&self, advisor: Option<AdvisorOptions>) -> CacheConfig {
+        CacheConfig::new("advised", self.ttl, self.capacity)
+            .with_expiry(self.expiry)
+            .with_advisor(advisor)
+    }
+}
+
+/// How often the replays sweep expired values, in trace time (the governor's default).
+pub const SWEEP: Duration = Duration::from_secs(30);
+
+/// Runs `case` through a cache whose byte limit is `limit` (`None`: unlimited) as
+/// get-or-insert; returns the hit ratio and, with `advisor`, the advice at the end.
+pub fn replay(
+    case: &Case,
+    limit: Option<u64>,
+    advisor: Option<AdvisorOptions>,
+) -> (f64, Option<Advice>) {
+    let (clock, manual) = Clock::manual();
+    let governor = MemoryGovernor::with_options(GovernorOptions {
+        node_limit: None,
+        clock,
+        sweep_interval: Duration::from_secs(24 * 3600),
+    });
+    let catalog = governor.catalog_budget("c", limit);
+    let cache: ManagedCache<u64, Payload> =
+        ManagedCache::new(case.config(advisor), &governor, &catalog);
+    let mut hits = 0u64;
+    let mut since_sweep = Duration::ZERO;
+    for (i, &key) in case.trace.iter().enumerate() {
+        if i % 128 == 0 {
+            // What the governor's advisor thread does every 25 ms, at this replay's pace.
+            cache.advise_now();
+        }
+        manual.advance(case.step);
+        since_sweep += case.step;
+        if since_sweep >= SWEEP {
+            governor.purge_expired_now();
+            since_sweep = Duration::ZERO;
+        }
+        if cache.get(&key).is_some() {
+            hits += 1;
+        } else {
+            cache.insert(key, Payload(value_bytes(key)));
+        }
+    }
+    let ratio = hits as f64 / case.trace.len().max(1) as f64;
+    (ratio, cache.advice())
+}
+
+/// One compared point.
+#[derive(Debug, Clone, Copy)]
+pub struct Compared {
+    pub bytes: u64,
+    pub predicted: f64,
+    pub exact: f64,
+    pub confidence: f64,
+}
+
+/// The advice of `case` (from a cache limited to `advised_limit`) against exact replays at
+/// every curve point, the replays spread over `threads`.
+pub fn compare(
+    case: &Case,
+    options: AdvisorOptions,
+    advised_limit: Option<u64>,
+    threads: usize,
+) -> (Vec<Compared>, Advice) {
+    let (_, advice) = replay(case, advised_limit, Some(options));
+    let advice = advice.expect("the advisor is on");
+    let points = Arc::new(advice.points.clone());
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let results = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            let (points, next, results) = (points.clone(), next.clone(), results.clone());
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(point) = points.get(i) else { break };
+                    let (exact, _) = replay(case, Some(point.cache_bytes), None);
+                    results.lock().push(Compared {
+                        bytes: point.cache_bytes,
+                        predicted: point.hit_rate,
+                        exact,
+                        confidence: point.confidence,
+                    });
+                }
+            });
+        }
+    });
+    let mut compared = std::mem::take(&mut *results.lock());
+    compared.sort_by_key(|c| c.bytes);
+    (compared, advice)
+}
+
+/// Mean and largest absolute error.
+pub fn errors(compared: &[Compared]) -> (f64, f64) {
+    let errors: Vec<f64> = compared
+        .iter()
+        .map(|c| (c.predicted - c.exact).abs())
+        .collect();
+    let mean = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
+    (mean, errors.iter().copied().fold(0.0, f64::max))
+}
+
+/// The traces of the accuracy table over about `keys` keys and `accesses` requests: Zipf
+/// α 0.6–1.2, with and without TTLs (after write and after access), a binding count
+/// capacity, a scan through a hot set, and a loop.
+pub fn cases(keys: u64, accesses: usize) -> Vec<Case> {
+    let mean_charge = 9 * 1024;
+    let hot = keys / 10 * mean_charge;
+    let loop_keys = keys_totalling(0, keys / 3 * mean_charge).len().max(1);
+    vec![
+        Case::new("Zipf 0.6", zipf(0.6, keys, accesses, 1)),
+        Case::new("Zipf 0.8", zipf(0.8, keys, accesses, 2)),
+        Case::new("Zipf 1.0", zipf(1.0, keys, accesses, 3)),
+        Case::new("Zipf 1.2", zipf(1.2, keys, accesses, 4)),
+        Case::new("Zipf 1.0, TTL 120 s", zipf(1.0, keys, accesses, 5))
+            .with_ttl(Duration::from_secs(120), Expiry::AfterWrite),
+        Case::new(
+            "Zipf 0.8, TTL 60 s after access",
+            zipf(0.8, keys, accesses, 6),
+        )
+        .with_ttl(Duration::from_secs(60), Expiry::AfterAccess),
+        Case::new("Zipf 0.9, capacity keys/20", zipf(0.9, keys, accesses, 7))
+            .with_capacity((keys / 20).max(1)),
+        Case::new("scan through a hot set", scan(hot, 3 * hot, accesses)),
+        Case::new(
+            "loop",
+            looping(keys / 3 * mean_charge, (accesses / loop_keys).max(2)),
+        )
+        .with_ttl(Duration::from_secs(3600), Expiry::AfterWrite),
+    ]
+}
+
+/// `bytes` in KiB, MiB or GiB.
+pub fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{}G", b >> 30),
+        b if b >= 1 << 20 => format!("{}M", b >> 20),
+        b => format!("{}K", b >> 10),
+    }
+}
