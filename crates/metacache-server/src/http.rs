@@ -60,6 +60,7 @@ pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) 
             get(show_catalog).patch(alter_catalog).delete(drop_catalog),
         )
         .route("/api/v1/catalogs/{catalog}/refresh", post(refresh_catalog))
+        .route("/api/v1/catalogs/{catalog}/advice", get(catalog_advice))
         .route("/api/v1/cluster/rows/{table}", get(local_rows))
         .route("/api/v1/engines", get(list_engines))
         .route(
@@ -73,6 +74,7 @@ pub fn router(engine: Arc<SqlEngine>, token: Option<String>, body_limit: usize) 
         .layer(middleware::from_fn_with_state(state, authorize));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
+        .route("/", get(crate::dashboard::page))
         .merge(api)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::Extension(crate::lookaside::BodyLimit(body_limit)))
@@ -262,6 +264,54 @@ async fn show_catalog(
     Path(name): Path<String>,
 ) -> Result<Json<Json_>, ApiError> {
     Ok(Json(catalog_json(&*state.engine.manager().catalog(&name)?)))
+}
+
+/// The quota advisor's curves of one catalog on this node: each cache's (with the property
+/// that sets its limit) and the catalog's own (its caches under one limit), as the dashboard's
+/// what-if control reads them.
+async fn catalog_advice(
+    State(state): State<HttpState>,
+    Path(name): Path<String>,
+) -> Result<Json<Json_>, ApiError> {
+    let catalog = state.engine.manager().catalog(&name)?;
+    let rows = tokio::task::spawn_blocking(move || catalog.advice_rows())
+        .await
+        .unwrap_or_default();
+    let curve = |row: &metacache_catalog::AdviceRow| {
+        let a = &row.advice;
+        json!({
+            "engine": row.engine,
+            "entry_name": row.entry_name,
+            "property": row.property,
+            "limit": row.limit,
+            "points": a.points.iter().map(|p| json!({
+                "cache_bytes": p.cache_bytes,
+                "hit_rate": p.hit_rate,
+                "loads_per_minute": p.loads_per_minute,
+                "sampled_requests": p.sampled_requests,
+                "confidence": p.confidence,
+            })).collect::<Vec<_>>(),
+            "sampled_keys": a.sampled_keys,
+            "sample_limit": a.sample_limit,
+            "sampling_rate": a.sampling_rate,
+            "working_set_bytes": a.working_set_bytes,
+            "requests_per_minute": a.requests_per_minute,
+            "reserved_bytes": a.reserved_bytes,
+            "dropped_events": a.dropped_events,
+        })
+    };
+    let caches: Vec<Json_> = rows
+        .iter()
+        .filter(|r| r.entry_name.is_some())
+        .map(curve)
+        .collect();
+    let catalog = rows.iter().find(|r| r.entry_name.is_none()).map(curve);
+    Ok(Json(json!({
+        "name": name,
+        "fe_host": state.engine.fe_host(),
+        "caches": caches,
+        "catalog": catalog,
+    })))
 }
 
 #[derive(Deserialize)]

@@ -14,6 +14,7 @@
 //! - A misbehaving client costs only its own connection or request.
 //! - Errors reach clients as MySQL error packets or JSON with the same message and code.
 
+pub mod dashboard;
 pub mod error;
 pub mod hangup;
 pub mod http;
@@ -126,6 +127,7 @@ pub async fn serve(
         let _ = stop_tx.send(true);
     });
     scopes::spawn_sweeper(engine.sources());
+    dashboard::spawn_history_sampler(Arc::clone(engine.manager()));
     let router = http::router(
         Arc::clone(&engine),
         options.http_token.clone(),

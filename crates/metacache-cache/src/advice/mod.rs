@@ -73,7 +73,7 @@ impl Default for AdvisorOptions {
             sample_keys: 4096,
             half_life: Duration::from_secs(15 * 60),
             sweep_interval: Duration::from_secs(30),
-            smallest: 16 << 10,
+            smallest: 1 << 10,
         }
     }
 }

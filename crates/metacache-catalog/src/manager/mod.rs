@@ -145,6 +145,8 @@ pub struct CatalogManager {
     scopes: Arc<Scopes>,
     /// The node's disk tier (§8.4), when configured.
     disk: crate::disk::NodeDisk,
+    /// The last hour of every cache's counters (the dashboard, `catalog_meta_cache_history`).
+    history: crate::history::History,
     catalogs: RwLock<BTreeMap<String, Arc<Catalog>>>,
     node: Mutex<NodeState>,
     /// Serialises statements: validate → commit → apply.
@@ -220,6 +222,7 @@ impl CatalogManager {
             governor,
             scopes,
             disk,
+            history: crate::history::History::default(),
             catalogs: RwLock::new(catalogs),
             node: Mutex::new(node),
             ddl: Mutex::new(()),
@@ -240,6 +243,17 @@ impl CatalogManager {
     /// The node's scan scopes (§8.2).
     pub fn scopes(&self) -> &Arc<Scopes> {
         &self.scopes
+    }
+
+    /// The last hour of every cache's counters; [`CatalogManager::sample_history`] adds to it.
+    pub fn history(&self) -> &crate::history::History {
+        &self.history
+    }
+
+    /// Takes a sample of every built cache's counters for the history (the server does, every
+    /// `external_meta_cache_history_interval_seconds`).
+    pub fn sample_history(&self, now_millis: u64) {
+        self.history.sample(&self.built_cache_rows(), now_millis);
     }
 
     /// The node's disk tier (§8.4); `None` without one.
@@ -445,6 +459,14 @@ impl CatalogManager {
     /// The node configuration as it is now.
     pub fn node_config(&self) -> NodeConfig {
         self.node.lock().config.clone()
+    }
+
+    /// `external_meta_cache_history_interval_seconds` as it is now (it changes at runtime).
+    pub fn history_interval_seconds(&self) -> u64 {
+        self.node
+            .lock()
+            .config
+            .external_meta_cache_history_interval_seconds
     }
 
     /// `metrics_cache_labels` as it is now (it changes at runtime).

@@ -32,6 +32,9 @@ pub const REFRESH_MAX_CONCURRENCY: &str = "external_meta_cache_refresh_max_concu
 /// How long a look-aside lease lasts.
 pub const LEASE_TIMEOUT: &str = "external_meta_cache_lease_timeout_ms";
 
+/// How often the history samples every cache's counters.
+pub const HISTORY_INTERVAL: &str = "external_meta_cache_history_interval_seconds";
+
 /// The bound on open scan scopes.
 pub const MAX_SCOPES: &str = "external_meta_cache_scope_max_count";
 
@@ -469,6 +472,19 @@ pub const KEYS: &[ConfigKey] = &[
         set: |c, v| {
             c.external_meta_cache_lease_timeout_ms = whole_number(v, 100, 3_600_000)
                 .ok_or_else(|| invalid(LEASE_TIMEOUT, v, "milliseconds, 100 to 3600000"))?;
+            Ok(())
+        },
+    },
+    ConfigKey {
+        key: HISTORY_INTERVAL,
+        value_type: "integer",
+        mutable: true,
+        comment: "seconds between two samples of every cache's counters for the history (the dashboard, catalog_meta_cache_history), 1 to 3600; 360 samples are kept per cache",
+        secret: false,
+        get: |c| c.external_meta_cache_history_interval_seconds.to_string(),
+        set: |c, v| {
+            c.external_meta_cache_history_interval_seconds = whole_number(v, 1, 3600)
+                .ok_or_else(|| invalid(HISTORY_INTERVAL, v, "seconds, 1 to 3600"))?;
             Ok(())
         },
     },

@@ -92,6 +92,9 @@ pub struct NodeConfig {
     /// `external_meta_cache_lease_timeout_ms`: how long a look-aside lease lasts before another
     /// caller may take the key's lease (a crashed holder blocks its key no longer).
     pub external_meta_cache_lease_timeout_ms: u64,
+    /// `external_meta_cache_history_interval_seconds`: how often every cache's counters are
+    /// sampled for the history (the dashboard, `catalog_meta_cache_history`).
+    pub external_meta_cache_history_interval_seconds: u64,
     /// `external_meta_cache_scope_max_count`: scan scopes open at once on the node.
     pub external_meta_cache_scope_max_count: u64,
     /// `external_meta_cache_scope_max_entries`: tables one scan scope holds.
@@ -135,6 +138,7 @@ impl Default for NodeConfig {
             metrics_cache_labels: "cache".to_owned(),
             external_meta_cache_refresh_max_concurrency: 10,
             external_meta_cache_lease_timeout_ms: 10_000,
+            external_meta_cache_history_interval_seconds: 60,
             external_meta_cache_scope_max_count: 1024,
             external_meta_cache_scope_max_entries: 1024,
             external_meta_cache_disk_dir: String::new(),

@@ -3,7 +3,8 @@
 //! `catalog_meta_cache_refresh` (refresh-ahead), `catalog_meta_cache_events` (change feeds
 //! from sources), `catalog_meta_cache_scopes` (scan scopes, [`scopes`]),
 //! `catalog_meta_cache_disk` (the disk tier, [`disk`]), `catalog_meta_cache_advice` (the quota
-//! advisor's curves, [`advice`]), `catalogs`, and the MySQL tables tools
+//! advisor's curves, [`advice`]), `catalog_meta_cache_history` (the last hour of every cache's
+//! counters, [`history`]), `catalogs`, and the MySQL tables tools
 //! browse ([`mysql`]: `tables`, `columns`, `schemata`, and empty `statistics`,
 //! `key_column_usage`, `table_constraints`, `referential_constraints`, `views`, `routines`),
 //! plus `DUAL`.
@@ -31,6 +32,7 @@ use crate::output::{ColumnType, Value};
 mod advice;
 mod cluster_table;
 mod disk;
+mod history;
 mod mysql;
 pub mod peers;
 mod scopes;
@@ -199,6 +201,13 @@ pub const SYSTEM_TABLES: &[SystemTable] = &[
         comment: "the quota advisor: per node, catalog and cache (and per catalog, its caches sharing one limit), the predicted hit rate and loads per minute at each byte limit of a doubling grid up to the working set, with the sampled requests behind it and a confidence",
         rows: advice::advice_rows,
         cluster_wide: true,
+    },
+    SystemTable {
+        name: "catalog_meta_cache_history",
+        columns: history::HISTORY,
+        comment: "the last hour of every cache's counters on this node, one row per cache and sample (external_meta_cache_history_interval_seconds): requests, hits, loads, evictions by cause and rejections by reason in the interval, bytes held and the limit at its end",
+        rows: history::history_rows,
+        cluster_wide: false,
     },
     SystemTable {
         name: "catalog_meta_cache_scopes",
