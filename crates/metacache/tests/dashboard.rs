@@ -216,23 +216,28 @@ fn text(driver: &Driver, css: &str) -> String {
         .to_owned()
 }
 
-#[test]
-fn the_dashboard_drills_down_to_a_curve_and_writes_the_statement() {
+/// A browser and a node with the sample catalogs and the extra environment `env`; `None` (the
+/// test says SKIPPED) without Chromium.
+fn browser_and_node(env: &[(&str, &str)]) -> Option<(Driver, tempfile::TempDir, Server)> {
     let Some(driver) = Driver::start() else {
         eprintln!("SKIPPED: chromium and chromedriver are not installed (scripts/test-deps.sh)");
+        return None;
+    };
+    let (tmp, data) = data_dir();
+    let mut env = env.to_vec();
+    env.push(("METACACHE_SAMPLE_CATALOG", "true"));
+    let server = Server::start(&data, &env);
+    Some((driver, tmp, server))
+}
+
+#[test]
+fn the_dashboard_drills_down_to_a_curve_and_writes_the_statement() {
+    let Some((driver, _tmp, server)) = browser_and_node(&[(
+        "METACACHE_EXTERNAL_META_CACHE_HISTORY_INTERVAL_SECONDS",
+        "1",
+    )]) else {
         return;
     };
-    let (_tmp, data) = data_dir();
-    let server = Server::start(
-        &data,
-        &[
-            ("METACACHE_SAMPLE_CATALOG", "true"),
-            (
-                "METACACHE_EXTERNAL_META_CACHE_HISTORY_INTERVAL_SECONDS",
-                "1",
-            ),
-        ],
-    );
     // Traffic on the sample catalogs: repeated planning questions, some of them twice.
     for round in 0..30 {
         server.query("SHOW PARTITIONS FROM sample.sales.orders");
@@ -341,18 +346,11 @@ fn the_dashboard_drills_down_to_a_curve_and_writes_the_statement() {
 
 #[test]
 fn with_a_token_the_page_asks_for_it() {
-    let Some(driver) = Driver::start() else {
-        eprintln!("SKIPPED: chromium and chromedriver are not installed (scripts/test-deps.sh)");
+    let Some((driver, _tmp, server)) =
+        browser_and_node(&[("METACACHE_HTTP_TOKEN", "s3cret-token")])
+    else {
         return;
     };
-    let (_tmp, data) = data_dir();
-    let server = Server::start(
-        &data,
-        &[
-            ("METACACHE_SAMPLE_CATALOG", "true"),
-            ("METACACHE_HTTP_TOKEN", "s3cret-token"),
-        ],
-    );
     driver.open(&format!("{}/", server.http));
     assert_eq!(driver.ready("#"), "error", "no data without the token");
     assert!(

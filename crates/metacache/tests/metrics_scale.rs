@@ -8,11 +8,14 @@ use common::*;
 
 /// Series of one cache in use without failures, invalidations or rejections (docs/metrics.md).
 const PER_CACHE: usize = 9;
-/// Node-level series, whatever the catalogs (16, and 11 of scan scopes).
-const NODE_SERIES: usize = 27;
+/// Node-level series, whatever the catalogs (16, 11 of scan scopes and 2 of the quota
+/// advisors).
+const NODE_SERIES: usize = 29;
 /// Series of the load-time histogram per kind of cache (engine and entry) that has loaded:
 /// 16 buckets, `_sum`, `_count`.
 const PER_KIND: usize = 18;
+/// Curve points a cache or catalog of this test has at most: its working set is a few KiB.
+const ADVICE_POINTS: usize = 8;
 
 fn run_file(server: &Server, sql: &str) {
     let reply = server.mysql_stdin(&[], sql);
@@ -76,7 +79,21 @@ fn a_thousand_catalogs_with_fifty_in_use_export_only_what_exists() {
             .count(),
         PER_KIND * kinds
     );
-    let bound = PER_CACHE * caches + 2 * active.len() + NODE_SERIES + PER_KIND * kinds;
+    // The quota advisor's curves: one series per grid size (1 KiB doubling up to the working
+    // set) of each cache and each catalog in use, so a few per cache here.
+    let curves = series
+        .iter()
+        .filter(|l| l.contains("_advice_hit_ratio{"))
+        .count();
+    assert!(
+        curves >= caches / 2,
+        "the caches in use have curves: {curves}"
+    );
+    assert!(
+        curves <= ADVICE_POINTS * (caches + active.len()),
+        "{curves} curve series for {caches} caches"
+    );
+    let bound = PER_CACHE * caches + 2 * active.len() + NODE_SERIES + PER_KIND * kinds + curves;
     assert!(
         series.len() <= bound,
         "{} series for {caches} caches (bound {bound})",

@@ -1,6 +1,8 @@
 //! A real Prometheus scrapes the binary and evaluates every PromQL expression of
 //! docs/metrics.md (issue 14): the documented queries parse, run, and the hit ratio has an
-//! answer once caches are in use. Prometheus comes from Debian's `prometheus` package, which
+//! answer once caches are in use; and every expression of the Grafana dashboard
+//! (docs/grafana-dashboard.json, issue 21), its variables set to a catalog and a cache with
+//! traffic, answers with data. Prometheus comes from Debian's `prometheus` package, which
 //! `scripts/test-deps.sh` installs for promtool.
 
 mod common;
@@ -10,13 +12,90 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-struct Prometheus(Child);
+struct Prometheus {
+    process: Child,
+    port: u16,
+    agent: ureq::Agent,
+}
+
+impl Prometheus {
+    /// The answer of `/api/v1/query` to `expr` (Null when there is none).
+    fn query(&self, expr: &str) -> serde_json::Value {
+        self.agent
+            .get(&format!("http://127.0.0.1:{}/api/v1/query", self.port))
+            .query("query", expr)
+            .call()
+            .ok()
+            .and_then(|mut r| r.body_mut().read_to_string().ok())
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or(serde_json::Value::Null)
+    }
+}
 
 impl Drop for Prometheus {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.process.kill();
+        let _ = self.process.wait();
     }
+}
+
+/// Whether the `prometheus` binary is missing (the test then says SKIPPED).
+fn prometheus_missing() -> bool {
+    let missing = Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err();
+    if missing {
+        eprintln!("SKIPPED: no prometheus binary; run scripts/test-deps.sh");
+    }
+    missing
+}
+
+/// A node with catalog `hive_prod` over the fixture warehouse, and a Prometheus scraping it
+/// every second.
+fn node_and_prometheus() -> (tempfile::TempDir, Server, Prometheus) {
+    let (tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    let warehouse = fixture_warehouse();
+    server.query(&format!(
+        "CREATE CATALOG hive_prod PROPERTIES ('type'='hms', 'warehouse'='{}', 'meta.cache.max-weight'='1GB')",
+        warehouse.display()
+    ));
+    let target = server.http.trim_start_matches("http://").to_owned();
+    let config = tmp.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: metacache\n    static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .expect("config");
+    let port = free_port();
+    let process = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            tmp.path().join("tsdb").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("prometheus starts");
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    (
+        tmp,
+        server,
+        Prometheus {
+            process,
+            port,
+            agent,
+        },
+    )
 }
 
 /// The PromQL of docs/metrics.md: the expressions of its `promql` blocks (separated by
@@ -73,12 +152,7 @@ fn documented_queries() -> Vec<String> {
 
 #[test]
 fn prometheus_evaluates_every_documented_query() {
-    if Command::new("prometheus")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: no prometheus binary; run scripts/test-deps.sh");
+    if prometheus_missing() {
         return;
     }
     let queries = documented_queries();
@@ -86,56 +160,8 @@ fn prometheus_evaluates_every_documented_query() {
         queries.len() >= 8,
         "the doc's queries were found: {queries:?}"
     );
-    let (tmp, data) = data_dir();
-    let server = Server::start(&data, &[]);
-    let warehouse = fixture_warehouse();
-    server.query(&format!(
-        "CREATE CATALOG hive_prod PROPERTIES ('type'='hms', 'warehouse'='{}', 'meta.cache.max-weight'='1GB')",
-        warehouse.display()
-    ));
-    let target = server.http.trim_start_matches("http://").to_owned();
-    let config = tmp.path().join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: metacache\n    static_configs:\n      - targets: ['{target}']\n"
-        ),
-    )
-    .expect("config");
-    let port = free_port();
-    let prometheus = Prometheus(
-        Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                tmp.path().join("tsdb").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("prometheus starts"),
-    );
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .into();
-    let query = |expr: &str| -> serde_json::Value {
-        let answer = agent
-            .get(&format!("http://127.0.0.1:{port}/api/v1/query"))
-            .query("query", expr)
-            .call();
-        match answer {
-            Ok(mut response) => response
-                .body_mut()
-                .read_to_string()
-                .ok()
-                .and_then(|text| serde_json::from_str(&text).ok())
-                .unwrap_or(serde_json::Value::Null),
-            Err(_) => serde_json::Value::Null,
-        }
-    };
+    let (_tmp, server, prometheus) = node_and_prometheus();
+    let query = |expr: &str| prometheus.query(expr);
     // Traffic between scrapes until a documented query has an answer (60 s at most).
     let answered = |needle: &str, traffic: &dyn Fn()| {
         let expr = queries_with(&queries, needle);
@@ -178,4 +204,76 @@ fn queries_with(queries: &[String], needle: &str) -> String {
         .find(|q| q.contains(needle))
         .cloned()
         .unwrap_or_else(|| panic!("no documented query with {needle:?}"))
+}
+
+/// The expressions of docs/grafana-dashboard.json: every panel target and variable query.
+fn grafana_expressions() -> Vec<String> {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/grafana-dashboard.json"),
+    )
+    .expect("docs/grafana-dashboard.json");
+    let dashboard: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let mut exprs: Vec<String> = dashboard["panels"]
+        .as_array()
+        .expect("panels")
+        .iter()
+        .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["expr"].as_str().map(str::to_owned))
+        .collect();
+    // label_values(metric{…}, label): the metric selector must have series.
+    for variable in dashboard["templating"]["list"]
+        .as_array()
+        .expect("variables")
+    {
+        if let Some(query) = variable["query"]["query"].as_str()
+            && let Some(inner) = query
+                .strip_prefix("label_values(")
+                .and_then(|q| q.rsplit_once(','))
+                .map(|(selector, _)| selector.to_owned())
+        {
+            exprs.push(inner);
+        }
+    }
+    exprs
+}
+
+#[test]
+fn prometheus_answers_every_panel_of_the_grafana_dashboard() {
+    if prometheus_missing() {
+        return;
+    }
+    let exprs = grafana_expressions();
+    assert!(exprs.len() >= 15, "the dashboard's expressions: {exprs:?}");
+    let (_tmp, server, prometheus) = node_and_prometheus();
+    let query = |expr: &str| prometheus.query(expr);
+    // The variables as an admin would pick them: the catalog, and a cache with traffic.
+    let bind = |expr: &str| {
+        expr.replace("$catalog", "hive_prod")
+            .replace("$entry", "hive-partition")
+            .replace("$__rate_interval", "1m")
+    };
+    let started = Instant::now();
+    let mut pending: Vec<String> = exprs.iter().map(|e| bind(e)).collect();
+    while !pending.is_empty() {
+        // Traffic between scrapes: partitions read again and again, a refresh now and then.
+        for _ in 0..5 {
+            server.query("SHOW PARTITIONS FROM hive_prod.sales.orders");
+            server.query("DESC hive_prod.sales.orders");
+        }
+        pending.retain(|expr| {
+            let answer = query(expr);
+            assert_ne!(answer["status"], "error", "{expr}: {answer}");
+            // Rejections are absent until the first one (a sparse series): they need only run.
+            let answered = answer["data"]["result"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty());
+            !(answered || expr.contains("weight_rejects_total") && answer["status"] == "success")
+        });
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no answer within 60 s to {pending:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    drop(prometheus);
 }
