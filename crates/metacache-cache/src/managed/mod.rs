@@ -17,6 +17,7 @@
 //!   refresher under its lock and spawns the refresh (`refresh.rs`). Leases (`lease.rs`) live
 //!   in a table of their own, locked only by misses and puts of the look-aside API.
 
+mod advise;
 mod lease;
 pub use lease::{DEFAULT_LEASE_TIMEOUT, LeaseLookup, LeaseToken, LeaseWaiter};
 mod reclaim;
@@ -35,13 +36,13 @@ use quick_cache::sync::Cache;
 use quick_cache::{DefaultHashBuilder, Equivalent, Lifecycle, OptionsBuilder};
 
 use crate::admission::Admission;
-use crate::advice::{Advice, Advisor, Policy, Served};
+use crate::advice::{Advisor, Policy};
 use crate::contain::contained;
 use crate::counters::CacheCounters;
 use crate::flight::{self, Flights, Role};
 use crate::frequency::{Displaced, FrequencyAdmission};
 use crate::scale::{Scale, SlotWeighter};
-use crate::slot::{HEAVY_REPORT, NEVER, NO_HASH};
+use crate::slot::NEVER;
 use crate::{
     CacheConfig, CacheStats, Cached, Clock, Error, EvictionCause, Expiry, MemoryGovernor, Result,
 };
@@ -404,27 +405,6 @@ where
         self.inner.frequency.bytes()
     }
 
-    /// The quota advisor's miss-ratio curve (`None` when the advisor is off or the cache
-    /// retains nothing).
-    pub fn advice(&self) -> Option<Advice> {
-        let inner = &*self.inner;
-        let advisor = inner.advisor.as_ref()?;
-        let limit = inner.accounting.budget.effective_limit();
-        Some(advisor.advice(inner.served(), limit, inner.clock.now_nanos()))
-    }
-
-    /// Runs the quota advisor's queued events through its simulation now (the governor's
-    /// advisor thread does it every [`crate::advice::DRAIN_INTERVAL`]; a caller replaying
-    /// requests faster than that drains itself so that the queue never overflows).
-    pub fn advise_now(&self) {
-        self.inner.drain_advisor();
-    }
-
-    /// Bytes the quota advisor holds in the node's ledger (0 without an advisor).
-    pub fn advisor_bytes(&self) -> u64 {
-        self.inner.advisor.as_ref().map_or(0, Advisor::reserved)
-    }
-
     /// The settings this cache was built with.
     pub fn config(&self) -> &CacheConfig {
         &self.inner.config
@@ -473,73 +453,6 @@ where
             }
         }
         found
-    }
-
-    /// A hit the advisor must hear of: a sampled key's, or one in [`HEAVY_REPORT`] of any
-    /// value's (kept out of line: most hits are neither).
-    #[cold]
-    #[inline(never)]
-    fn advise_hit(&self, value: &Cached<V>) {
-        let Some(advisor) = &self.advisor else {
-            return;
-        };
-        let hash = value.advisor_hash();
-        if hash == NO_HASH {
-            return;
-        }
-        let now = self.clock.now_nanos();
-        if value.sampled() {
-            if advisor.samples(hash) {
-                advisor.record(hash, value.charge(), now);
-            } else {
-                // The sample's rate dropped below this key: its hits are not looked at again.
-                value.set_unsampled();
-            }
-        }
-        if value.hits().is_multiple_of(HEAVY_REPORT) {
-            advisor.report_heavy(hash, value.charge(), now);
-        }
-    }
-
-    /// Runs the advisor's queued events through its simulation.
-    fn drain_advisor(&self) {
-        if let Some(advisor) = &self.advisor {
-            advisor.drain(|| self.served());
-        }
-    }
-
-    /// Requests and hits so far.
-    fn served(&self) -> Served {
-        let counters = &self.accounting.counters;
-        let hits = counters.hits.get();
-        Served {
-            requests: hits + CacheCounters::read(&counters.misses),
-            hits,
-        }
-    }
-
-    /// A miss, for the advisor (before the load: the value's charge is not known yet).
-    #[inline(never)]
-    pub(super) fn advise_miss<Q>(&self, key: &Q)
-    where
-        Q: Hash + Equivalent<K> + ?Sized,
-    {
-        if let Some(advisor) = &self.advisor {
-            advisor.record(advisor.hash(key), 0, self.clock.now_nanos());
-        }
-    }
-
-    /// A loaded value charged `charge` (or refused at that charge), for the advisor: the
-    /// miniatures that missed its key store it, and a sampled value is marked as such.
-    fn advise_load(&self, key: &K, value: &Cached<V>, charge: u64) {
-        if let Some(advisor) = &self.advisor {
-            let hash = advisor.hash(key);
-            let sampled = advisor.samples(hash);
-            value.set_advisor_hash(hash, sampled);
-            if sampled {
-                advisor.learn(hash, charge, self.clock.now_nanos());
-            }
-        }
     }
 
     /// [`Inner::lookup`] without recording an access (a second look by the same caller).
