@@ -30,7 +30,7 @@ pub(super) struct Heavy {
 }
 
 /// Hits from which a key of the table is heavy.
-const PROMOTE_HITS: f64 = 512.0;
+const PROMOTE_HITS: f64 = 256.0;
 
 /// Bytes one heavy key costs in the table.
 const BYTES_PER_KEY: u64 = 48;

@@ -77,7 +77,7 @@ impl State {
             // Prepared for few keys: its table grows with the sample (and it never evicts
             // for bytes, so its ghost history hardly matters).
             unbounded: Miniature::new(LARGEST, 1.0, MINI_PREPARED_KEYS, &policy),
-            heavy: Heavy::new((options.sample_keys / 8).max(64)),
+            heavy: Heavy::new((options.sample_keys / 4).max(64)),
             policy,
             minis: Vec::new(),
             pending: HashSet::new(),
