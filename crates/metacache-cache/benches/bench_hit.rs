@@ -1,6 +1,7 @@
 //! Hit path: a governed `ManagedCache::get` against raw `quick_cache` and `moka` holding the same
-//! values, on 1 and 2 threads, in the same run; and a governed cache under a binding limit,
-//! whose hits also record into its frequency sketch.
+//! values, on 1 and 2 threads, in the same run; a governed cache under a binding limit, whose
+//! hits also record into its frequency sketch; and every thread hitting one hot key (group
+//! `hot_key`), where whatever a hit writes into the value's memory moves between the cores.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -124,6 +125,45 @@ fn hit_path(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("moka_sync", threads), |b| {
             b.iter_custom(|iters| {
                 parallel(threads, iters, &keys, &|k| {
+                    black_box(moka.get(&k).map(|v| v.0[0]));
+                })
+            })
+        });
+    }
+    group.finish();
+
+    // One key on every thread: the hit's reference-count increment and whatever else it
+    // writes into the value bounce between the cores.
+    let hot = [keys[0]];
+    let mut group = c.benchmark_group("hot_key");
+    for threads in [1usize, 2, 4] {
+        group.bench_function(BenchmarkId::new("metacache_governed", threads), |b| {
+            b.iter_custom(|iters| {
+                parallel(threads, iters, &hot, &|k| {
+                    black_box(governed.get(&k).map(|v| v.0[0]));
+                })
+            })
+        });
+        group.bench_function(
+            BenchmarkId::new("metacache_governed_advised", threads),
+            |b| {
+                b.iter_custom(|iters| {
+                    parallel(threads, iters, &hot, &|k| {
+                        black_box(advised.get(&k).map(|v| v.0[0]));
+                    })
+                })
+            },
+        );
+        group.bench_function(BenchmarkId::new("quick_cache_raw", threads), |b| {
+            b.iter_custom(|iters| {
+                parallel(threads, iters, &hot, &|k| {
+                    black_box(raw.get(&k).map(|v| v.0[0]));
+                })
+            })
+        });
+        group.bench_function(BenchmarkId::new("moka_sync", threads), |b| {
+            b.iter_custom(|iters| {
+                parallel(threads, iters, &hot, &|k| {
                     black_box(moka.get(&k).map(|v| v.0[0]));
                 })
             })

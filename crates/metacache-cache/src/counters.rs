@@ -12,7 +12,9 @@ use std::sync::{Mutex, PoisonError};
 use metacache_ledger::RejectKind;
 use parking_lot::Mutex as PlMutex;
 
+use crate::advice::Report;
 use crate::histogram::LoadHistogram;
+use crate::slot::HEAVY_REPORT;
 use crate::stats::EvictionCause;
 
 const STRIPES: usize = 16;
@@ -38,19 +40,21 @@ impl Default for StripedCounter {
 }
 
 impl StripedCounter {
+    /// Adds one; returns the count of the stripe (or the overflow) it went to, which the hit
+    /// path uses as this thread's running hit number (see [`heavy_tick`]).
     #[inline]
-    pub(crate) fn increment(&self) {
+    pub(crate) fn increment(&self) -> u64 {
         match thread_stripe() {
             Some(i) => {
                 // Indices are below STRIPES by construction; the mask (STRIPES is a power of
                 // two) lets the compiler drop the bounds check from the hit path.
                 let stripe = &self.stripes[i & (STRIPES - 1)].0;
                 // Only this thread writes this stripe while it owns the index.
-                stripe.store(stripe.load(Relaxed) + 1, Relaxed);
+                let count = stripe.load(Relaxed).wrapping_add(1);
+                stripe.store(count, Relaxed);
+                count
             }
-            None => {
-                self.overflow.fetch_add(1, Relaxed);
-            }
+            None => self.overflow.fetch_add(1, Relaxed).wrapping_add(1),
         }
     }
 
@@ -61,6 +65,33 @@ impl StripedCounter {
             .chain(std::iter::once(self.overflow.load(Relaxed)))
             .sum()
     }
+}
+
+/// Whether the hit numbered `count` by [`StripedCounter::increment`] is one of the one in
+/// [`HEAVY_REPORT`] that report their value to the quota advisor's table of heavy keys.
+///
+/// The test multiplies by the golden ratio (Fibonacci hashing) and takes the top bits: the hit
+/// numbers of one key, `p, p + L, p + 2L, …` for a loop over `L` keys, spread evenly over the
+/// hashed range for any `L`, so every key is reported once per [`HEAVY_REPORT`] of its hits on
+/// average — where `count % HEAVY_REPORT == 0` would report one key of a loop of 64 on every
+/// pass and the others never.
+#[inline]
+pub(crate) fn heavy_tick(count: u64) -> bool {
+    const _: () = assert!(HEAVY_REPORT == 1 << 6);
+    fibonacci(count) >> (64 - 6) == 0
+}
+
+/// Of the hits [`heavy_tick`] picks, whether the one numbered `count` is in the selecting half
+/// of the sample (`advice::heavy`): the next bit of the same hash, independent of the key.
+pub(crate) fn heavy_report(count: u64) -> Report {
+    Report {
+        selects: fibonacci(count) >> (64 - 7) & 1 == 0,
+    }
+}
+
+#[inline]
+fn fibonacci(count: u64) -> u64 {
+    count.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// Stripe indices of threads that exited, for reuse: keeps indices dense so a pool of worker
@@ -195,10 +226,48 @@ mod tests {
         let threads: Vec<_> = (0..40)
             .map(|_| {
                 let counter = Arc::clone(&counter);
-                std::thread::spawn(move || (0..10_000).for_each(|_| counter.increment()))
+                std::thread::spawn(move || {
+                    (0..10_000).for_each(|_| {
+                        counter.increment();
+                    })
+                })
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
         assert_eq!(counter.get(), 400_000);
+    }
+
+    #[test]
+    fn increment_returns_the_running_count_of_the_thread() {
+        let counter = StripedCounter::default();
+        assert_eq!(counter.increment(), 1);
+        assert_eq!(counter.increment(), 2);
+    }
+
+    /// One hit in 64 reports, half of them selecting — and evenly over the keys of a loop of any
+    /// length, where a plain `count % 64` would report one key of a loop of 64 on every pass.
+    #[test]
+    fn heavy_ticks_spread_evenly_over_the_keys_of_a_loop() {
+        for keys in [1u64, 2, 3, 32, 63, 64, 65, 100, 128, 1000] {
+            let passes = 64 * 200;
+            let mut reports = vec![[0u32; 2]; keys as usize];
+            for count in 1..=keys * passes {
+                if heavy_tick(count) {
+                    let half = usize::from(heavy_report(count).selects);
+                    reports[((count - 1) % keys) as usize][half] += 1;
+                }
+            }
+            for (key, halves) in reports.iter().enumerate() {
+                let total = f64::from(halves[0] + halves[1]);
+                assert!(
+                    (total - 200.0).abs() <= 40.0,
+                    "loop of {keys}: key {key} reported {total} times in {passes} hits"
+                );
+                assert!(
+                    (f64::from(halves[1]) - total / 2.0).abs() <= 0.25 * total,
+                    "loop of {keys}: key {key} halves {halves:?}"
+                );
+            }
+        }
     }
 }

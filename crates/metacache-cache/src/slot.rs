@@ -24,17 +24,16 @@ pub(crate) struct Slot<V> {
     defended: AtomicBool,
     /// Whether a background refresh of this value was started (refresh-ahead: one per value).
     refreshing: AtomicBool,
-    /// The quota advisor's hash of the value's key ([`NO_HASH`] without an advisor), whether
-    /// the key is in its sample, and the value's hits (a racy count: plain load and store, an
-    /// increment lost now and then costs nothing but precision). A hit costs the advisor these
-    /// loads and one store; it reaches the advisor only for sampled keys and at every
-    /// [`HEAVY_REPORT`]th hit of a value.
+    /// The quota advisor's hash of the value's key ([`NO_HASH`] without an advisor) and
+    /// whether the key is in its sample. A hit only reads them (a hit writes nothing into the
+    /// value but its reference count): it reaches the advisor for a sampled key and for one in
+    /// [`HEAVY_REPORT`] hits of the thread (`counters::heavy_tick`).
     hash: AtomicU64,
     sampled: AtomicBool,
-    hits: AtomicU64,
 }
 
-/// Hits of one value between two reports to the advisor's table of heavy keys.
+/// One hit in this many reports its value to the advisor's table of heavy keys, standing for
+/// this many hits.
 pub(crate) const HEAVY_REPORT: u64 = 64;
 
 /// [`Slot::hash`] of a value of a cache without an advisor.
@@ -55,7 +54,6 @@ impl<V> Cached<V> {
             refreshing: AtomicBool::new(false),
             hash: AtomicU64::new(NO_HASH),
             sampled: AtomicBool::new(false),
-            hits: AtomicU64::new(0),
         }))
     }
 
@@ -107,26 +105,13 @@ impl<V> Cached<V> {
         self.0.defended.store(true, Relaxed);
     }
 
-    /// Counts a hit; whether the advisor must hear of it (a sampled key, or a multiple of
-    /// [`HEAVY_REPORT`] hits).
-    #[inline]
-    pub(crate) fn observe_hit(&self) -> bool {
-        let hits = self.0.hits.load(Relaxed).wrapping_add(1);
-        self.0.hits.store(hits, Relaxed);
-        hits.is_multiple_of(HEAVY_REPORT) | self.0.sampled.load(Relaxed)
-    }
-
-    /// Hits counted so far.
-    pub(crate) fn hits(&self) -> u64 {
-        self.0.hits.load(Relaxed)
-    }
-
     /// The advisor's hash of the key, [`NO_HASH`] if none.
     pub(crate) fn advisor_hash(&self) -> u64 {
         self.0.hash.load(Relaxed)
     }
 
     /// Whether the advisor samples the key.
+    #[inline]
     pub(crate) fn sampled(&self) -> bool {
         self.0.sampled.load(Relaxed)
     }

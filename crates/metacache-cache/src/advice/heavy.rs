@@ -1,17 +1,26 @@
-//! The heaviest keys, counted exactly instead of sampled.
+//! The heaviest keys, counted apart from the spatial sample.
 //!
 //! A spatial sample's error is dominated by the few hottest keys: in a Zipf trace the hottest
 //! key alone can be a tenth of all requests, and whether its hash fell under the threshold moves
-//! the whole curve. So every value reports its hits every [`crate::slot::HEAVY_REPORT`]th hit,
-//! and the keys reported most are kept here with their hits and their charge (a space-saving
-//! table of bounded size: a new key replaces the least-counted one only when that one has
-//! fewer hits than the report). These keys leave the miniatures, which then model only the
+//! the whole curve. So one hit in [`crate::slot::HEAVY_REPORT`] of each thread's hits (spread
+//! evenly over the keys by `counters::heavy_tick`) reports its value, and the keys reported
+//! most are kept here with their hits and their charge (a space-saving table of bounded size: a
+//! new key replaces the least-counted one only when that one has fewer hits than one report
+//! stands for). These keys leave the miniatures, which then model only the
 //! rest; at a size `B` the prediction counts the heavy keys that fit in `B` hottest first
 //! (they are the values any policy keeps) and the miniatures' rest at `B` minus their bytes.
 //!
-//! Reports come in steps of 64 hits, so only keys reported at least [`PROMOTE_HITS`] times
-//! count as heavy (and each is credited half a step for the hits since its last report): for a
-//! key with fewer hits the step would be a large error, and such a key is left to the sample.
+//! Reports are a sample of hits, so a key's count is noisy; and keys chosen because their
+//! count is high are, among keys of equal heat, the ones whose count came out high by luck —
+//! their counts overstate their hits (in a hot set of equally hot keys, the whole table would).
+//! So the reports are two independent samples, told apart by one more bit of the hit's number
+//! ([`Report::selects`]): the *selecting* half decides which keys are in the table and which
+//! are heavy, the other half alone counts their hits. The count is then unbiased whatever the
+//! selection was. A key enters the table on either report, so that no counting report of a
+//! key that becomes heavy is lost.
+//!
+//! Only keys selected for at least [`PROMOTE_HITS`] hits count as heavy: below that the
+//! counts' spread would be a large error, and such a key is left to the sample.
 //!
 //! Invariant: at most `limit` keys; counts age with the miniatures' counts.
 
@@ -19,9 +28,22 @@ use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy)]
 struct HeavyKey {
+    /// Hits by the selecting reports: membership and promotion.
+    selected: f64,
+    /// Hits by the counting reports: the estimate the curve uses.
     hits: f64,
     charge: u64,
 }
+
+/// One report: a hit that stands for [`REPORT_HITS`] hits of its value, in the selecting or the
+/// counting half of the sample.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Report {
+    pub(crate) selects: bool,
+}
+
+/// Hits one report stands for: each half samples one hit in twice the report interval.
+const REPORT_HITS: f64 = 2.0 * crate::slot::HEAVY_REPORT as f64;
 
 /// The table of heavy keys.
 pub(super) struct Heavy {
@@ -29,7 +51,7 @@ pub(super) struct Heavy {
     limit: usize,
 }
 
-/// Hits from which a key of the table is heavy.
+/// Selected hits from which a key of the table is heavy.
 const PROMOTE_HITS: f64 = 256.0;
 
 /// Bytes one heavy key costs in the table.
@@ -45,38 +67,48 @@ impl Heavy {
 
     /// Whether the key of `hash` is heavy: counted here, not in the miniatures.
     pub(super) fn is_heavy(&self, hash: u64) -> bool {
-        self.keys.get(&hash).is_some_and(|k| k.hits >= PROMOTE_HITS)
+        self.keys
+            .get(&hash)
+            .is_some_and(|k| k.selected >= PROMOTE_HITS)
     }
 
     /// The hashes of the heavy keys.
     pub(super) fn heavy_keys(&self) -> Vec<u64> {
-        let heavy = self.keys.iter().filter(|(_, k)| k.hits >= PROMOTE_HITS);
+        let heavy = self.keys.iter().filter(|(_, k)| k.selected >= PROMOTE_HITS);
         heavy.map(|(hash, _)| *hash).collect()
     }
 
-    /// `hits` more hits of the key of `hash`, charged `charge` (0: unknown). Returns whether the
-    /// key became heavy now.
-    pub(super) fn report(&mut self, hash: u64, charge: u64, hits: f64) -> bool {
+    /// A report of the key of `hash`, charged `charge` (0: unknown). Returns whether the key
+    /// became heavy now.
+    pub(super) fn report(&mut self, hash: u64, charge: u64, report: Report) -> bool {
         if let Some(key) = self.keys.get_mut(&hash) {
-            let was = key.hits >= PROMOTE_HITS;
-            key.hits += hits;
+            let was = key.selected >= PROMOTE_HITS;
+            if report.selects {
+                key.selected += REPORT_HITS;
+            } else {
+                key.hits += REPORT_HITS;
+            }
             if charge != 0 {
                 key.charge = charge;
             }
-            return !was && key.hits >= PROMOTE_HITS;
+            return !was && key.selected >= PROMOTE_HITS;
         }
-        let mut counted = hits;
+        let (selected, hits) = if report.selects {
+            (REPORT_HITS, 0.0)
+        } else {
+            (0.0, REPORT_HITS)
+        };
         if self.keys.len() >= self.limit {
+            // Space-saving on both halves: the least-reported key goes once it has aged below
+            // one report.
             let least = self
                 .keys
                 .iter()
-                .min_by(|a, b| a.1.hits.total_cmp(&b.1.hits))
-                .map(|(hash, key)| (*hash, key.hits));
+                .map(|(hash, key)| (*hash, key.selected + key.hits))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
             match least {
-                Some((least, least_hits)) if least_hits < hits => {
+                Some((least, reported)) if reported < REPORT_HITS => {
                     self.keys.remove(&least);
-                    // Space-saving: the newcomer may have had the hits of the one it replaces.
-                    counted += least_hits / 2.0;
                 }
                 _ => return false,
             }
@@ -84,32 +116,37 @@ impl Heavy {
         self.keys.insert(
             hash,
             HeavyKey {
-                hits: counted,
+                selected,
+                hits,
                 charge,
             },
         );
-        counted >= PROMOTE_HITS
+        selected >= PROMOTE_HITS
     }
 
     /// Halves the counts; keys left with less than one hit go.
     pub(super) fn age(&mut self) {
         self.keys.retain(|_, key| {
+            key.selected /= 2.0;
             key.hits /= 2.0;
-            key.hits >= 1.0
+            key.selected + key.hits >= 1.0
         });
     }
 
-    /// The heavy keys by hits, most first: (hits, charge), each credited half a report step
-    /// for the hits since its last report.
-    pub(super) fn by_hits(&self, step: f64) -> Vec<(f64, u64)> {
-        let mut keys: Vec<(f64, u64)> = self
+    /// The heavy keys, hottest first by their selecting count: (counted hits, charge). Ordered
+    /// by the other half than the one they report, for the same reason as the selection: the
+    /// keys that fit a small size first would otherwise be those counted high by luck.
+    pub(super) fn by_hits(&self) -> Vec<(f64, u64)> {
+        let mut keys: Vec<(f64, f64, u64)> = self
             .keys
             .values()
-            .filter(|k| k.hits >= PROMOTE_HITS)
-            .map(|k| (k.hits + step / 2.0, k.charge))
+            .filter(|k| k.selected >= PROMOTE_HITS)
+            .map(|k| (k.selected, k.hits, k.charge))
             .collect();
         keys.sort_by(|a, b| b.0.total_cmp(&a.0));
-        keys
+        keys.into_iter()
+            .map(|(_, hits, charge)| (hits, charge))
+            .collect()
     }
 
     /// Bytes the table holds.
@@ -138,20 +175,30 @@ mod tests {
 
     #[test]
     fn a_full_table_keeps_the_most_reported_keys() {
+        const SELECTS: Report = Report { selects: true };
+        const COUNTS: Report = Report { selects: false };
         let mut heavy = Heavy::new(2);
-        assert!(!heavy.report(1, 100, 64.0), "not heavy yet");
-        assert!(!heavy.report(2, 100, 64.0));
-        assert!(heavy.report(1, 100, 448.0), "512 hits: heavy");
-        assert!(!heavy.report(1, 100, 64.0), "heavy already");
-        assert!(!heavy.report(3, 100, 64.0), "no fewer hits than the least");
-        heavy.age();
-        assert!(!heavy.report(3, 100, 1024.0) || heavy.is_heavy(3));
-        assert!(heavy.is_heavy(3), "replaced key 2 (32 hits)");
-        assert!(!heavy.is_heavy(2));
-        assert_eq!(
-            heavy.by_hits(64.0).len(),
-            1 + usize::from(heavy.is_heavy(1))
+        assert!(!heavy.report(1, 100, COUNTS), "counted, not selected");
+        assert!(heavy.by_hits().is_empty());
+        assert!(!heavy.report(1, 100, SELECTS), "not heavy yet");
+        assert!(!heavy.report(2, 100, SELECTS));
+        assert!(heavy.report(1, 100, SELECTS), "256 selected hits: heavy");
+        assert!(!heavy.report(1, 100, SELECTS), "heavy already");
+        assert!(
+            !heavy.report(3, 100, SELECTS),
+            "no fewer hits than the least"
         );
+        assert!(!heavy.keys.contains_key(&3));
+        // The estimate is the counting half only, not the selecting half that made it heavy.
+        assert_eq!(heavy.by_hits(), vec![(128.0, 100)]);
+        heavy.report(1, 100, COUNTS);
+        assert_eq!(heavy.by_hits(), vec![(256.0, 100)]);
+        heavy.age();
+        assert!(!heavy.report(3, 100, SELECTS), "key 2 (64 hits) replaced");
+        assert!(!heavy.keys.contains_key(&2) && heavy.keys.contains_key(&3));
+        assert!(heavy.report(3, 100, SELECTS), "heavy");
+        assert!(heavy.report(1, 100, SELECTS), "heavy again");
+        assert_eq!(heavy.by_hits(), vec![(128.0, 100), (0.0, 100)]);
     }
 
     #[test]

@@ -48,6 +48,7 @@ use metacache_ledger::Budget;
 use parking_lot::Mutex;
 use quick_cache::DefaultHashBuilder;
 
+pub(crate) use heavy::Report;
 pub(crate) use mini::Policy;
 pub(crate) use state::Served;
 use state::State;
@@ -137,8 +138,13 @@ enum Event {
     Request { hash: u64, charge: u64, now: u64 },
     /// A sampled key's value was loaded and charged `charge`.
     Load { hash: u64, charge: u64, now: u64 },
-    /// A value had [`crate::slot::HEAVY_REPORT`] more hits.
-    Hits { hash: u64, charge: u64, now: u64 },
+    /// A hit that stands for [`crate::slot::HEAVY_REPORT`] hits of its value.
+    Hits {
+        hash: u64,
+        charge: u64,
+        now: u64,
+        report: Report,
+    },
 }
 
 /// The queue between the request path and the simulation.
@@ -227,11 +233,16 @@ impl Advisor {
         }
     }
 
-    /// The value of the key of `hash`, charged `charge`, had another
-    /// [`crate::slot::HEAVY_REPORT`] hits.
-    pub(crate) fn report_heavy(&self, hash: u64, charge: u64, now: u64) {
+    /// A hit of the value of the key of `hash`, charged `charge`, that stands for
+    /// [`crate::slot::HEAVY_REPORT`] of its hits.
+    pub(crate) fn report_heavy(&self, hash: u64, charge: u64, now: u64, report: Report) {
         if !self.retired.load(Relaxed) {
-            self.push(Event::Hits { hash, charge, now });
+            self.push(Event::Hits {
+                hash,
+                charge,
+                now,
+                report,
+            });
         }
     }
 
@@ -270,9 +281,12 @@ impl Advisor {
             match event {
                 Event::Request { hash, charge, now } => state.request(hash, charge, now, served),
                 Event::Load { hash, charge, now } => state.learn(hash, charge, now),
-                Event::Hits { hash, charge, now } => {
-                    state.heavy(hash, charge, crate::slot::HEAVY_REPORT, now, served);
-                }
+                Event::Hits {
+                    hash,
+                    charge,
+                    now,
+                    report,
+                } => state.heavy(hash, charge, report, now, served),
             }
         }
         simulation.dropped += dropped;

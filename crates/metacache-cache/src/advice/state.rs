@@ -8,11 +8,10 @@
 
 use std::collections::HashSet;
 
-use super::heavy::{Heavy, fitting};
+use super::heavy::{Heavy, Report, fitting};
 use super::mini::{Miniature, Policy};
 use super::sample::Sampler;
 use super::{Advice, AdvicePoint, AdvisorOptions, nanos};
-use crate::slot::HEAVY_REPORT;
 
 /// Keys a miniature prepares for at least (its map grows past them).
 const MINI_PREPARED_KEYS: usize = 256;
@@ -130,11 +129,18 @@ impl State {
         self.grow();
     }
 
-    /// `hits` more hits of the key of `hash`, charged `charge`: a key that becomes heavy
+    /// A report of hits of the key of `hash`, charged `charge`: a key that becomes heavy
     /// leaves the miniatures.
-    pub(super) fn heavy(&mut self, hash: u64, charge: u64, hits: u64, now: u64, served: Served) {
+    pub(super) fn heavy(
+        &mut self,
+        hash: u64,
+        charge: u64,
+        report: Report,
+        now: u64,
+        served: Served,
+    ) {
         self.tick(now, served);
-        if self.heavy.report(hash, charge, hits as f64) && self.binds() {
+        if self.heavy.report(hash, charge, report) && self.binds() {
             self.forget(&[hash]);
         }
     }
@@ -281,7 +287,7 @@ impl State {
         let window = served.since(self.aging_mark);
         let (requests, hits) = (self.aged[0] + window[0], self.aged[1] + window[1]);
         let heavy = if self.binds() {
-            self.heavy.by_hits(HEAVY_REPORT as f64)
+            self.heavy.by_hits()
         } else {
             Vec::new()
         };

@@ -1,8 +1,8 @@
 //! A managed cache's side of the quota advisor (`crate::advice`): what a hit, a miss and a
 //! load tell it, and the curve, its memory and its drain as the cache's API offers them.
 //!
-//! The hit path reaches this module only for a sampled key or a value's every
-//! [`HEAVY_REPORT`]th hit (`Slot::observe_hit`); nothing here runs the simulation, which the
+//! The hit path reaches this module only for a sampled key or one in [`HEAVY_REPORT`](crate::slot::HEAVY_REPORT) of a
+//! thread's hits (`counters::heavy_tick`); nothing here runs the simulation, which the
 //! governor's advisor thread does.
 
 use std::hash::Hash;
@@ -13,8 +13,8 @@ use quick_cache::Equivalent;
 use super::{Inner, ManagedCache};
 use crate::Cached;
 use crate::advice::{Advice, Advisor, Served};
-use crate::counters::CacheCounters;
-use crate::slot::{HEAVY_REPORT, NO_HASH};
+use crate::counters::{CacheCounters, heavy_report, heavy_tick};
+use crate::slot::NO_HASH;
 
 impl<K, V> ManagedCache<K, V>
 where
@@ -48,11 +48,12 @@ where
     K: Hash + Eq + Clone + EstimateSize + Send + Sync + 'static,
     V: EstimateSize + Send + Sync + 'static,
 {
-    /// A hit the advisor must hear of: a sampled key's, or one in [`HEAVY_REPORT`] of any
-    /// value's (kept out of line: most hits are neither).
+    /// The hit numbered `count` on its thread, which the advisor must hear of: a sampled
+    /// key's, or one in [`HEAVY_REPORT`](crate::slot::HEAVY_REPORT) of the thread's hits, which
+    /// reports its value to the table of heavy keys (kept out of line: most hits are neither).
     #[cold]
     #[inline(never)]
-    pub(super) fn advise_hit(&self, value: &Cached<V>) {
+    pub(super) fn advise_hit(&self, value: &Cached<V>, count: u64) {
         let Some(advisor) = &self.advisor else {
             return;
         };
@@ -69,8 +70,8 @@ where
                 value.set_unsampled();
             }
         }
-        if value.hits().is_multiple_of(HEAVY_REPORT) {
-            advisor.report_heavy(hash, value.charge(), now);
+        if heavy_tick(count) {
+            advisor.report_heavy(hash, value.charge(), now, heavy_report(count));
         }
     }
 

@@ -104,7 +104,6 @@ where
     pub fn lease_get(&self, key: &K) -> LeaseLookup<V> {
         let inner = &*self.inner;
         if let Some(hit) = inner.lookup(key) {
-            inner.accounting.counters.hits.increment();
             let lease = self.refresh_lease(key, &hit);
             return LeaseLookup::Hit(hit, lease);
         }

@@ -38,7 +38,7 @@ use quick_cache::{DefaultHashBuilder, Equivalent, Lifecycle, OptionsBuilder};
 use crate::admission::Admission;
 use crate::advice::{Advisor, Policy};
 use crate::contain::contained;
-use crate::counters::CacheCounters;
+use crate::counters::{CacheCounters, heavy_tick};
 use crate::flight::{self, Flights, Role};
 use crate::frequency::{Displaced, FrequencyAdmission};
 use crate::scale::{Scale, SlotWeighter};
@@ -241,12 +241,9 @@ where
         Q: Hash + Equivalent<K> + ?Sized,
     {
         let found = self.inner.lookup(key);
-        match &found {
-            Some(_) => self.inner.accounting.counters.hits.increment(),
-            None => {
-                CacheCounters::add(&self.inner.accounting.counters.misses, 1);
-                self.inner.advise_miss(key);
-            }
+        if found.is_none() {
+            CacheCounters::add(&self.inner.accounting.counters.misses, 1);
+            self.inner.advise_miss(key);
         }
         found
     }
@@ -285,7 +282,6 @@ where
         // Taken before anything else: an invalidation after this point fences this call's load.
         let generation = inner.generation.load(SeqCst);
         if let Some(hit) = inner.lookup(&key) {
-            counters.hits.increment();
             if inner.margin_nanos != 0 {
                 self.after_hit(&key, &hit);
             }
@@ -448,8 +444,9 @@ where
         let found = self.find(key);
         if let Some(value) = &found {
             self.frequency.record(key);
-            if value.observe_hit() {
-                self.advise_hit(value);
+            let count = self.accounting.counters.hits.increment();
+            if value.sampled() | heavy_tick(count) {
+                self.advise_hit(value, count);
             }
         }
         found

@@ -1,0 +1,294 @@
+//! The quota advisor on the bundled sample catalogs, through the real binary: a skewed mix of
+//! planning requests over HTTP (tables, schemas, partitions, file listings, snapshots, Lance
+//! access) records each cache's trace in its advisor; then the same requests are replayed with
+//! each curve point's bytes set as the limit — per cache with its entry's `max-weight`, per
+//! catalog with `meta.cache.max-weight` — and the hit rate the statistics table measures is
+//! compared with the one predicted. The sample catalogs' key sets are smaller than the sample,
+//! so the per-cache curves are simulations of every key: they must match the replays closely.
+//! The catalog curve splits a size among the caches the best way; a shared limit does less
+//! well, and the test reports by how much.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{Server, data_dir};
+use serde_json::Value;
+
+const SAMPLE: &[(&str, &str)] = &[("METACACHE_SAMPLE_CATALOG", "true")];
+
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Every planning request the sample catalogs answer, one path each.
+fn requests() -> Vec<String> {
+    let mut paths = Vec::new();
+    let tables: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "sample",
+            "sales",
+            "orders",
+            &[
+                "dt=2024-01-01",
+                "dt=2024-01-02",
+                "dt=2024-01-03",
+                "region=us",
+            ],
+        ),
+        ("sample", "sales", "customers", &[]),
+        ("sample", "web", "events", &[]),
+        ("sample_iceberg", "shop", "trips", &[]),
+        ("sample_iceberg", "shop", "customers", &[]),
+        ("sample_paimon", "shop", "events", &[]),
+        ("sample_paimon", "shop", "users", &[]),
+        ("sample_paimon", "shop", "metrics", &[]),
+        ("sample_paimon", "shop", "readings", &[]),
+        ("sample_paimon", "shop", "levels", &[]),
+        ("sample_paimon", "shop", "ticks", &[]),
+        ("sample_paimon", "shop", "notes", &[]),
+    ];
+    for (catalog, db, table, filters) in tables {
+        let base = format!("/api/v1/catalogs/{catalog}/databases/{db}/tables/{table}");
+        paths.push(format!("/api/v1/catalogs/{catalog}/databases/{db}/tables"));
+        paths.push(base.clone());
+        paths.push(format!("{base}/schema"));
+        paths.push(format!("{base}/partitions"));
+        paths.push(format!("{base}/files"));
+        for filter in *filters {
+            paths.push(format!("{base}/files?{filter}"));
+            paths.push(format!("{base}/partitions?{filter}"));
+        }
+        if *catalog != "sample" {
+            paths.push(format!("{base}/snapshots"));
+        }
+    }
+    paths.push("/api/v1/catalogs/sample_lance/databases/default/tables/items/access".into());
+    paths
+}
+
+/// `n` requests over [`requests`], skewed: a request's popularity falls with its rank.
+fn workload(n: u64) -> Vec<String> {
+    let all = requests();
+    let len = all.len() as u64;
+    (0..n)
+        .map(|i| {
+            let rank = (mix(i) % len) * (mix(i ^ 0x77) % len) / len;
+            all[rank as usize].clone()
+        })
+        .collect()
+}
+
+type Key = (String, String, String);
+
+/// `(catalog, engine, entry) → (requests, hits)` from the statistics table.
+fn counts(server: &Server) -> HashMap<Key, (u64, u64)> {
+    let out = server.query(
+        "SELECT CATALOG_NAME, ENGINE_NAME, ENTRY_NAME, REQUEST_COUNT, HIT_COUNT \
+         FROM information_schema.catalog_meta_cache_statistics",
+    );
+    out.lines()
+        .skip(1)
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            let number = |s: &str| s.parse::<u64>().unwrap_or_else(|_| panic!("{line}"));
+            (
+                (f[0].into(), f[1].into(), f[2].into()),
+                (number(f[3]), number(f[4])),
+            )
+        })
+        .collect()
+}
+
+/// Runs `workload` and answers the requests and hits of `catalog` (of one cache of it,
+/// `(engine, entry)`, if given) that it caused.
+fn replay(
+    server: &Server,
+    workload: &[String],
+    catalog: &str,
+    cache: Option<(&str, &str)>,
+) -> (u64, u64) {
+    server.query(&format!("REFRESH CATALOG {catalog}"));
+    let before = counts(server);
+    for path in workload {
+        let (status, body) = server.http("GET", path, None, None);
+        assert!(status == 200 || status == 400, "{path}: {status} {body}");
+    }
+    let after = counts(server);
+    let mut total = (0, 0);
+    for (key, (requests, hits)) in &after {
+        let (c, engine, entry) = key;
+        if c != catalog || cache.is_some_and(|cache| cache != (engine, entry)) {
+            continue;
+        }
+        let (r0, h0) = before.get(key).copied().unwrap_or((0, 0));
+        total.0 += requests - r0;
+        total.1 += hits - h0;
+    }
+    total
+}
+
+/// A compared point: bytes, predicted hit rate, and the hit rates two replays measured (a
+/// replay is not always the same trace: a request that lists several partitions loads them
+/// concurrently, in whatever order they finish).
+#[derive(Debug)]
+struct Compared {
+    what: String,
+    bytes: u64,
+    predicted: f64,
+    measured: [f64; 2],
+}
+
+impl Compared {
+    /// How far the prediction is from the replays' range.
+    fn error(&self) -> f64 {
+        let [a, b] = self.measured;
+        (a.min(b) - self.predicted)
+            .max(self.predicted - a.max(b))
+            .max(0.0)
+    }
+}
+
+/// Prints the compared points (for docs/benchmarks.md) and answers their mean absolute and
+/// largest error.
+fn report(what: &str, compared: &[Compared]) -> (f64, f64) {
+    let errors: Vec<f64> = compared.iter().map(Compared::error).collect();
+    let mae = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
+    let max = errors.iter().copied().fold(0.0, f64::max);
+    eprintln!(
+        "{what}, {} points: MAE {mae:.4}, max {max:.4}",
+        errors.len()
+    );
+    for c in compared {
+        eprintln!(
+            "  {} {}: predicted {:.3}, measured {:.3} and {:.3}",
+            c.what, c.bytes, c.predicted, c.measured[0], c.measured[1]
+        );
+    }
+    (mae, max)
+}
+
+fn points(curve: &Value) -> Vec<(u64, f64)> {
+    curve["points"]
+        .as_array()
+        .map(|points| {
+            points
+                .iter()
+                .map(|p| {
+                    let bytes = p["cache_bytes"].as_u64().expect("cache_bytes");
+                    (bytes, p["hit_rate"].as_f64().expect("hit_rate"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
+    let (_dir, data) = data_dir();
+    let server = Server::start(&data, SAMPLE);
+    let workload = workload(400);
+    for path in &workload {
+        let (status, body) = server.http("GET", path, None, None);
+        assert!(status == 200 || status == 400, "{path}: {status} {body}");
+    }
+    let mut entries = Vec::new();
+    let mut catalogs = Vec::new();
+    for catalog in ["sample", "sample_iceberg", "sample_paimon", "sample_lance"] {
+        let (status, body) = server.http(
+            "GET",
+            &format!("/api/v1/catalogs/{catalog}/advice"),
+            None,
+            None,
+        );
+        assert_eq!(status, 200, "{body}");
+        let advice: Value = serde_json::from_str(&body).expect("advice JSON");
+        for cache in advice["caches"].as_array().expect("caches") {
+            assert_eq!(cache["sampling_rate"], 1.0, "every key sampled: {cache}");
+            let engine = cache["engine"].as_str().expect("engine").to_string();
+            let entry = cache["entry_name"]
+                .as_str()
+                .expect("entry_name")
+                .to_string();
+            let property = cache["property"].as_str().expect("property").to_string();
+            entries.push((catalog, engine, entry, property, points(cache)));
+        }
+        catalogs.push((catalog, points(&advice["catalog"])));
+    }
+
+    // Each catalog under one shared limit at each point of its own curve (first: an entry's
+    // limit may not exceed its catalog's), then lifted for the caches' own limits.
+    let mut shared = Vec::new();
+    for (catalog, curve) in &catalogs {
+        for &(bytes, predicted) in curve {
+            server.query(&format!(
+                "ALTER CATALOG {catalog} SET PROPERTIES ('meta.cache.max-weight' = '{bytes}')"
+            ));
+            let measured = [0, 1].map(|_| {
+                let (requests, hits) = replay(&server, &workload, catalog, None);
+                hits as f64 / requests.max(1) as f64
+            });
+            shared.push(Compared {
+                what: catalog.to_string(),
+                bytes,
+                predicted,
+                measured,
+            });
+        }
+        server.query(&format!(
+            "ALTER CATALOG {catalog} SET PROPERTIES ('meta.cache.max-weight' = '1GB')"
+        ));
+    }
+
+    // Each cache alone under each of its curve's sizes (its engine's caches restart empty
+    // with every change of the limit, and REFRESH empties the rest).
+    let mut compared = Vec::new();
+    for (catalog, engine, entry, property, curve) in &entries {
+        if property == "meta.cache.max-weight" {
+            // A cache without a limit of its own shares the catalog's (compared above).
+            continue;
+        }
+        for &(bytes, predicted) in curve {
+            server.query(&format!(
+                "ALTER CATALOG {catalog} SET PROPERTIES ('{property}' = '{bytes}')"
+            ));
+            let measured = [0, 1].map(|_| {
+                let (requests, hits) = replay(&server, &workload, catalog, Some((engine, entry)));
+                assert!(requests > 0, "{catalog}.{entry}: no requests at {bytes}");
+                hits as f64 / requests as f64
+            });
+            compared.push(Compared {
+                what: format!("{catalog}.{entry}"),
+                bytes,
+                predicted,
+                measured,
+            });
+        }
+        server.query(&format!(
+            "ALTER CATALOG {catalog} SET PROPERTIES ('{property}' = '1GB')"
+        ));
+    }
+    report("shared by each catalog's caches", &shared);
+    // The catalog curve assumes the best split of a size among the caches, which a shared limit
+    // does not reach at small sizes, and its doubling grid misses splits a shared limit finds:
+    // its errors are reported above and in docs/benchmarks.md, not bounded (an open item).
+    // (`sample_lance` has one value of a few hundred bytes: below the grid's smallest size,
+    // 1 KiB, so no curve.)
+    for (catalog, curve) in &catalogs {
+        assert!(
+            curve.len() >= 3 || *catalog == "sample_lance",
+            "{catalog}: {curve:?}"
+        );
+    }
+    let (mae, max) = report("per cache", &compared);
+    assert!(
+        compared.len() >= 8,
+        "at least 8 sizes compared: {compared:#?}"
+    );
+    assert!(
+        mae <= 0.01 && max <= 0.03,
+        "MAE {mae:.4}, max {max:.4}: {compared:#?}"
+    );
+}
