@@ -2,9 +2,11 @@
 //! that sets its limit, and the catalog's own curve — its caches sharing one limit.
 //!
 //! The catalog curve splits each size among the caches the way that serves the most requests
-//! (greedy on hits per byte over each cache's doubling grid: near-optimal for the concave curves
-//! caches have), which is the best a shared limit can do; reclamation, which evicts the coldest
-//! values of the largest caches, approaches it.
+//! (greedy on hits per byte over each cache's grid up to its working set, the last step taken in
+//! part: near-optimal for the concave curves caches have). That is the best a shared limit can
+//! do; reclamation, which evicts the coldest values of the largest caches, reaches it once the
+//! limit holds a good part of every cache's working set, and falls short below (measured on the
+//! sample catalogs in docs/benchmarks.md).
 
 use metacache_cache::{Advice, AdvicePoint};
 use metacache_ledger::size::CATALOG_MAX_WEIGHT_KEY;
@@ -36,10 +38,18 @@ impl Catalog {
     pub fn advice_rows(&self) -> Vec<AdviceRow> {
         let catalog = self.name().to_string();
         let mut rows = Vec::new();
+        // Requests (since each cache was built) of the caches with a curve and of those
+        // without an advisor (a disabled cache): the latter miss at every size.
+        let (mut advised, mut unadvised) = (0u64, 0u64);
         for (engine, entry_name, property, handle) in self.built_handles() {
-            let Some(advice) = handle.advice().filter(|a| !a.points.is_empty()) else {
+            let advice = handle.advice();
+            if advice.is_none() {
+                unadvised += handle.stats().request_count;
+            }
+            let Some(advice) = advice.filter(|a| !a.points.is_empty()) else {
                 continue;
             };
+            advised += handle.stats().request_count;
             rows.push(AdviceRow {
                 catalog: catalog.clone(),
                 engine,
@@ -50,7 +60,14 @@ impl Catalog {
             });
         }
         let curves: Vec<&Advice> = rows.iter().map(|r| &r.advice).collect();
-        let points = combine(&curves);
+        // The uncached requests at the advised caches' rate per request.
+        let advised_per_minute: f64 = curves.iter().map(|a| a.requests_per_minute).sum();
+        let uncached_per_minute = if advised > 0 {
+            unadvised as f64 * advised_per_minute / advised as f64
+        } else {
+            0.0
+        };
+        let points = combine(&curves, uncached_per_minute);
         if !points.is_empty() {
             let sum = |f: fn(&Advice) -> u64| curves.iter().map(|a| f(a)).sum::<u64>();
             let advice = Advice {
@@ -59,7 +76,7 @@ impl Catalog {
                 sample_limit: sum(|a| a.sample_limit),
                 sampling_rate: curves.iter().map(|a| a.sampling_rate).fold(1.0, f64::min),
                 working_set_bytes: sum(|a| a.working_set_bytes),
-                requests_per_minute: curves.iter().map(|a| a.requests_per_minute).sum(),
+                requests_per_minute: advised_per_minute + uncached_per_minute,
                 reserved_bytes: sum(|a| a.reserved_bytes),
                 dropped_events: sum(|a| a.dropped_events),
             };
@@ -77,14 +94,17 @@ impl Catalog {
 }
 
 /// The catalog's curve from its caches' curves: at each doubling size up to the sum of their
-/// working sets, the hit rate when that many bytes are split among them for the most hits.
-pub(crate) fn combine(caches: &[&Advice]) -> Vec<AdvicePoint> {
+/// working sets, the hit rate when that many bytes are split among them for the most hits,
+/// counting `uncached_per_minute` more requests that miss at every size (those of its caches
+/// that cache nothing: a disabled one has no curve, and its requests are loads all the same).
+pub(crate) fn combine(caches: &[&Advice], uncached_per_minute: f64) -> Vec<AdvicePoint> {
     let caches: Vec<&Advice> = caches
         .iter()
         .copied()
         .filter(|a| !a.points.is_empty() && a.requests_per_minute > 0.0)
         .collect();
-    let requests: f64 = caches.iter().map(|a| a.requests_per_minute).sum();
+    let cached: f64 = caches.iter().map(|a| a.requests_per_minute).sum();
+    let requests = cached + uncached_per_minute.max(0.0);
     let Some(smallest) = caches
         .iter()
         .filter_map(|a| a.points.first())
@@ -93,13 +113,12 @@ pub(crate) fn combine(caches: &[&Advice]) -> Vec<AdvicePoint> {
     else {
         return Vec::new();
     };
-    if requests <= 0.0 {
+    if cached <= 0.0 {
         return Vec::new();
     }
     let total: u64 = caches
         .iter()
-        .filter_map(|a| a.points.last())
-        .map(|p| p.cache_bytes)
+        .filter_map(|a| knots(a).last().map(|k| k.bytes))
         .sum();
     let mut points = Vec::new();
     let mut size = smallest;
@@ -113,47 +132,95 @@ pub(crate) fn combine(caches: &[&Advice]) -> Vec<AdvicePoint> {
     points
 }
 
-/// The best split of `size` bytes: each cache starts with nothing; the step to a cache's next
-/// grid point with the most hits per byte that still fits is taken until none fits.
+/// A point of one cache's curve as the split sees it.
+#[derive(Debug, Clone, Copy)]
+struct Knot {
+    bytes: u64,
+    rate: f64,
+    sampled: u64,
+    confidence: f64,
+}
+
+/// The points of `advice` the split may stop at: its grid below its working set, then the
+/// working set itself at the curve's last hit rate (it holds every value there, so the grid's
+/// next doubling would only waste bytes a shared limit gives to the other caches).
+fn knots(advice: &Advice) -> Vec<Knot> {
+    let knot = |p: &AdvicePoint, bytes: u64| Knot {
+        bytes,
+        rate: p.hit_rate,
+        sampled: p.sampled_requests,
+        confidence: p.confidence,
+    };
+    let working_set = advice.working_set_bytes;
+    let mut knots: Vec<Knot> = advice
+        .points
+        .iter()
+        .take_while(|p| working_set == 0 || p.cache_bytes < working_set)
+        .map(|p| knot(p, p.cache_bytes))
+        .collect();
+    if knots.len() < advice.points.len()
+        && let Some(last) = advice.points.last()
+    {
+        knots.push(knot(last, working_set));
+    }
+    knots
+}
+
+/// The best split of `size` bytes: each cache starts with nothing; the move to a later point
+/// of a cache with the most hits per byte is taken while it fits, and the last move that does
+/// not fit is taken in part (its hit rate interpolated in bytes) — a fractional knapsack, which
+/// is optimal where curves are concave, and moves that skip a flat stretch of a curve let it
+/// see past the steps small caches' curves have.
 fn split(caches: &[&Advice], size: u64, requests: f64) -> AdvicePoint {
-    // At each cache: the index of its current point (None: no bytes yet).
-    let mut at: Vec<Option<usize>> = vec![None; caches.len()];
+    let curves: Vec<Vec<Knot>> = caches.iter().map(|a| knots(a)).collect();
+    // Each cache's next knot, and where it is now (bytes, hit rate, the knot it rests on).
+    let mut next = vec![0usize; caches.len()];
+    let mut now: Vec<(u64, f64, Option<Knot>)> = vec![(0, 0.0, None); caches.len()];
     let mut used = 0u64;
     loop {
-        let mut best: Option<(usize, f64, u64)> = None;
+        let mut best: Option<(usize, usize, f64)> = None;
         for (i, advice) in caches.iter().enumerate() {
-            let next = at[i].map_or(0, |p| p + 1);
-            let Some(point) = advice.points.get(next) else {
-                continue;
-            };
-            let (bytes_now, rate_now) = at[i].map_or((0, 0.0), |p| {
-                (advice.points[p].cache_bytes, advice.points[p].hit_rate)
-            });
-            let more = point.cache_bytes - bytes_now;
-            if used + more > size {
-                continue;
-            }
-            let gain = (point.hit_rate - rate_now) * advice.requests_per_minute / more as f64;
-            if best.is_none_or(|(_, g, _)| gain > g) {
-                best = Some((i, gain, more));
+            let (bytes, rate, _) = now[i];
+            for (j, knot) in curves[i].iter().enumerate().skip(next[i]) {
+                if knot.bytes <= bytes || knot.rate <= rate {
+                    continue;
+                }
+                let gain =
+                    (knot.rate - rate) * advice.requests_per_minute / (knot.bytes - bytes) as f64;
+                if best.is_none_or(|(_, _, g)| gain > g) {
+                    best = Some((i, j, gain));
+                }
             }
         }
-        let Some((i, _, more)) = best else { break };
-        at[i] = Some(at[i].map_or(0, |p| p + 1));
-        used += more;
+        let Some((i, j, _)) = best else { break };
+        let knot = curves[i][j];
+        let (bytes, rate, _) = now[i];
+        let room = size - used;
+        if knot.bytes - bytes <= room {
+            used += knot.bytes - bytes;
+            now[i] = (knot.bytes, knot.rate, Some(knot));
+            next[i] = j + 1;
+        } else {
+            let share = room as f64 / (knot.bytes - bytes) as f64;
+            now[i] = (bytes + room, rate + (knot.rate - rate) * share, now[i].2);
+            break;
+        }
     }
     let mut hits = 0.0;
     let mut sampled = 0;
-    let mut confidence = 0.0;
+    // The uncached requests miss whatever the size: certain.
+    let cached: f64 = caches.iter().map(|a| a.requests_per_minute).sum();
+    let mut confidence = (requests - cached).max(0.0) / requests;
     for (i, advice) in caches.iter().enumerate() {
         let weight = advice.requests_per_minute / requests;
-        match at[i].map(|p| &advice.points[p]) {
-            Some(point) => {
-                hits += point.hit_rate * advice.requests_per_minute;
-                sampled += point.sampled_requests;
-                confidence += point.confidence * weight;
+        let (_, rate, knot) = now[i];
+        hits += rate * advice.requests_per_minute;
+        match knot {
+            Some(knot) => {
+                sampled += knot.sampled;
+                confidence += knot.confidence * weight;
             }
-            // Nothing cached: every request misses, which is certain.
+            // No point reached: nearly every request misses, which is near certain.
             None => confidence += weight,
         }
     }
@@ -198,7 +265,7 @@ mod tests {
         // A busy cache that saturates early and a quiet one that keeps gaining.
         let busy = advice(1000.0, &[(100, 0.5), (200, 0.9), (400, 0.95)]);
         let quiet = advice(10.0, &[(100, 0.1), (200, 0.2), (400, 0.4), (800, 0.8)]);
-        let points = combine(&[&busy, &quiet]);
+        let points = combine(&[&busy, &quiet], 0.0);
         let sizes: Vec<u64> = points.iter().map(|p| p.cache_bytes).collect();
         assert_eq!(sizes, vec![100, 200, 400, 800, 1600]);
         // 200 bytes: both to the busy cache (0.9 × 1000) beats 100 each.
@@ -213,9 +280,44 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_needs_its_working_set_not_the_next_doubling() {
+        // Working sets of 600 and 300 bytes on grids that reach 1,024 and 512.
+        let mut a = advice(100.0, &[(128, 0.2), (256, 0.4), (512, 0.8), (1024, 0.9)]);
+        a.working_set_bytes = 600;
+        let mut b = advice(100.0, &[(128, 0.5), (256, 0.8), (512, 0.9)]);
+        b.working_set_bytes = 300;
+        let points = combine(&[&a, &b], 0.0);
+        let sizes: Vec<u64> = points.iter().map(|p| p.cache_bytes).collect();
+        assert_eq!(sizes, vec![128, 256, 512, 1024], "up to 900 bytes");
+        // 1,024 bytes hold both working sets (900 bytes), not their grids' 1,536.
+        assert!((points[3].hit_rate - 0.9).abs() < 1e-9, "{points:?}");
+        // 512 bytes: b's whole working set (300 bytes, 0.9) serves more per byte than any
+        // move of a; a gets 128 bytes (0.2) and 84 of the 128 to its next point (0.4).
+        let expected = (0.9 + 0.2 + 0.2 * 84.0 / 128.0) / 2.0;
+        assert!(
+            (points[2].hit_rate - expected).abs() < 1e-9,
+            "{} against {expected}",
+            points[2].hit_rate
+        );
+        for pair in points.windows(2) {
+            assert!(pair[1].hit_rate >= pair[0].hit_rate);
+        }
+    }
+
+    #[test]
+    fn requests_of_caches_that_cache_nothing_miss_at_every_size() {
+        let cached = advice(30.0, &[(100, 0.5), (200, 1.0)]);
+        let points = combine(&[&cached], 10.0);
+        assert_eq!(points.len(), 2);
+        assert!((points[1].hit_rate - 0.75).abs() < 1e-9, "{points:?}");
+        assert!((points[1].loads_per_minute - 10.0).abs() < 1e-9);
+        assert!((points[0].hit_rate - 0.375).abs() < 1e-9);
+    }
+
+    #[test]
     fn caches_without_requests_are_left_out() {
         let idle = advice(0.0, &[(100, 0.0)]);
-        assert!(combine(&[&idle]).is_empty());
-        assert!(combine(&[]).is_empty());
+        assert!(combine(&[&idle], 0.0).is_empty());
+        assert!(combine(&[], 5.0).is_empty());
     }
 }
