@@ -30,6 +30,9 @@ pub struct AdviceRow {
     pub limit: Option<u64>,
     /// The curve and what it rests on.
     pub advice: Advice,
+    /// On the catalog's row: for each point of its curve, the bytes of that size each cache
+    /// row before it gets in the split (in their order); empty on a cache's row.
+    pub split: Vec<Vec<u64>>,
 }
 
 impl Catalog {
@@ -57,6 +60,7 @@ impl Catalog {
                 property,
                 limit: handle.limit(),
                 advice,
+                split: Vec::new(),
             });
         }
         let curves: Vec<&Advice> = rows.iter().map(|r| &r.advice).collect();
@@ -67,7 +71,8 @@ impl Catalog {
         } else {
             0.0
         };
-        let points = combine(&curves, uncached_per_minute);
+        let (points, split): (Vec<AdvicePoint>, Vec<Vec<u64>>) =
+            combine(&curves, uncached_per_minute).into_iter().unzip();
         if !points.is_empty() {
             let sum = |f: fn(&Advice) -> u64| curves.iter().map(|a| f(a)).sum::<u64>();
             let advice = Advice {
@@ -87,6 +92,7 @@ impl Catalog {
                 property: CATALOG_MAX_WEIGHT_KEY.to_string(),
                 limit: self.budget().effective_limit(),
                 advice,
+                split,
             });
         }
         rows
@@ -94,42 +100,52 @@ impl Catalog {
 }
 
 /// The catalog's curve from its caches' curves: at each doubling size up to the sum of their
-/// working sets, the hit rate when that many bytes are split among them for the most hits,
-/// counting `uncached_per_minute` more requests that miss at every size (those of its caches
-/// that cache nothing: a disabled one has no curve, and its requests are loads all the same).
-pub(crate) fn combine(caches: &[&Advice], uncached_per_minute: f64) -> Vec<AdvicePoint> {
-    let caches: Vec<&Advice> = caches
+/// working sets, the hit rate when that many bytes are split among them for the most hits, and
+/// the split (bytes per cache, in the order of `caches`), counting `uncached_per_minute` more
+/// requests that miss at every size (those of its caches that cache nothing: a disabled one has
+/// no curve, and its requests are loads all the same).
+pub(crate) fn combine(
+    caches: &[&Advice],
+    uncached_per_minute: f64,
+) -> Vec<(AdvicePoint, Vec<u64>)> {
+    let cached: f64 = caches
         .iter()
-        .copied()
-        .filter(|a| !a.points.is_empty() && a.requests_per_minute > 0.0)
-        .collect();
-    let cached: f64 = caches.iter().map(|a| a.requests_per_minute).sum();
+        .filter(|a| active(a))
+        .map(|a| a.requests_per_minute)
+        .sum();
     let requests = cached + uncached_per_minute.max(0.0);
     let Some(smallest) = caches
         .iter()
+        .filter(|a| active(a))
         .filter_map(|a| a.points.first())
         .map(|p| p.cache_bytes)
         .min()
     else {
         return Vec::new();
     };
-    if cached <= 0.0 {
-        return Vec::new();
-    }
-    let total: u64 = caches
+    let curves: Vec<Vec<Knot>> = caches
         .iter()
-        .filter_map(|a| knots(a).last().map(|k| k.bytes))
+        .map(|a| if active(a) { knots(a) } else { Vec::new() })
+        .collect();
+    let total: u64 = curves
+        .iter()
+        .filter_map(|k| k.last().map(|k| k.bytes))
         .sum();
     let mut points = Vec::new();
     let mut size = smallest;
     loop {
-        points.push(split(&caches, size, requests));
+        points.push(split(caches, &curves, size, requests));
         if size >= total {
             break;
         }
         size = size.saturating_mul(2);
     }
     points
+}
+
+/// Whether a cache's curve takes part in the split: it has points and requests.
+fn active(advice: &Advice) -> bool {
+    !advice.points.is_empty() && advice.requests_per_minute > 0.0
 }
 
 /// A point of one cache's curve as the split sees it.
@@ -171,8 +187,12 @@ fn knots(advice: &Advice) -> Vec<Knot> {
 /// not fit is taken in part (its hit rate interpolated in bytes) — a fractional knapsack, which
 /// is optimal where curves are concave, and moves that skip a flat stretch of a curve let it
 /// see past the steps small caches' curves have.
-fn split(caches: &[&Advice], size: u64, requests: f64) -> AdvicePoint {
-    let curves: Vec<Vec<Knot>> = caches.iter().map(|a| knots(a)).collect();
+fn split(
+    caches: &[&Advice],
+    curves: &[Vec<Knot>],
+    size: u64,
+    requests: f64,
+) -> (AdvicePoint, Vec<u64>) {
     // Each cache's next knot, and where it is now (bytes, hit rate, the knot it rests on).
     let mut next = vec![0usize; caches.len()];
     let mut now: Vec<(u64, f64, Option<Knot>)> = vec![(0, 0.0, None); caches.len()];
@@ -209,9 +229,16 @@ fn split(caches: &[&Advice], size: u64, requests: f64) -> AdvicePoint {
     let mut hits = 0.0;
     let mut sampled = 0;
     // The uncached requests miss whatever the size: certain.
-    let cached: f64 = caches.iter().map(|a| a.requests_per_minute).sum();
+    let cached: f64 = caches
+        .iter()
+        .filter(|a| active(a))
+        .map(|a| a.requests_per_minute)
+        .sum();
     let mut confidence = (requests - cached).max(0.0) / requests;
     for (i, advice) in caches.iter().enumerate() {
+        if !active(advice) {
+            continue;
+        }
         let weight = advice.requests_per_minute / requests;
         let (_, rate, knot) = now[i];
         hits += rate * advice.requests_per_minute;
@@ -225,13 +252,14 @@ fn split(caches: &[&Advice], size: u64, requests: f64) -> AdvicePoint {
         }
     }
     let hit_rate = (hits / requests).clamp(0.0, 1.0);
-    AdvicePoint {
+    let point = AdvicePoint {
         cache_bytes: size,
         hit_rate,
         loads_per_minute: requests - hits,
         sampled_requests: sampled,
         confidence: confidence.clamp(0.0, 1.0),
-    }
+    };
+    (point, now.iter().map(|n| n.0).collect())
 }
 
 #[cfg(test)]
@@ -265,11 +293,12 @@ mod tests {
         // A busy cache that saturates early and a quiet one that keeps gaining.
         let busy = advice(1000.0, &[(100, 0.5), (200, 0.9), (400, 0.95)]);
         let quiet = advice(10.0, &[(100, 0.1), (200, 0.2), (400, 0.4), (800, 0.8)]);
-        let points = combine(&[&busy, &quiet], 0.0);
+        let (points, split): (Vec<_>, Vec<_>) = combine(&[&busy, &quiet], 0.0).into_iter().unzip();
         let sizes: Vec<u64> = points.iter().map(|p| p.cache_bytes).collect();
         assert_eq!(sizes, vec![100, 200, 400, 800, 1600]);
         // 200 bytes: both to the busy cache (0.9 × 1000) beats 100 each.
         assert!((points[1].hit_rate - 900.0 / 1010.0).abs() < 1e-9);
+        assert_eq!(split[1], vec![200, 0]);
         // 1,600 bytes hold both working sets.
         let all = (0.95 * 1000.0 + 0.8 * 10.0) / 1010.0;
         assert!((points[4].hit_rate - all).abs() < 1e-9);
@@ -286,7 +315,7 @@ mod tests {
         a.working_set_bytes = 600;
         let mut b = advice(100.0, &[(128, 0.5), (256, 0.8), (512, 0.9)]);
         b.working_set_bytes = 300;
-        let points = combine(&[&a, &b], 0.0);
+        let (points, split): (Vec<_>, Vec<_>) = combine(&[&a, &b], 0.0).into_iter().unzip();
         let sizes: Vec<u64> = points.iter().map(|p| p.cache_bytes).collect();
         assert_eq!(sizes, vec![128, 256, 512, 1024], "up to 900 bytes");
         // 1,024 bytes hold both working sets (900 bytes), not their grids' 1,536.
@@ -294,6 +323,8 @@ mod tests {
         // 512 bytes: b's whole working set (300 bytes, 0.9) serves more per byte than any
         // move of a; a gets 128 bytes (0.2) and 84 of the 128 to its next point (0.4).
         let expected = (0.9 + 0.2 + 0.2 * 84.0 / 128.0) / 2.0;
+        assert_eq!(split[2], vec![212, 300], "the split adds up to the size");
+        assert_eq!(split[3], vec![600, 300]);
         assert!(
             (points[2].hit_rate - expected).abs() < 1e-9,
             "{} against {expected}",
@@ -307,7 +338,7 @@ mod tests {
     #[test]
     fn requests_of_caches_that_cache_nothing_miss_at_every_size() {
         let cached = advice(30.0, &[(100, 0.5), (200, 1.0)]);
-        let points = combine(&[&cached], 10.0);
+        let (points, _): (Vec<_>, Vec<_>) = combine(&[&cached], 10.0).into_iter().unzip();
         assert_eq!(points.len(), 2);
         assert!((points[1].hit_rate - 0.75).abs() < 1e-9, "{points:?}");
         assert!((points[1].loads_per_minute - 10.0).abs() < 1e-9);

@@ -277,20 +277,49 @@ async fn catalog_advice(
     let rows = tokio::task::spawn_blocking(move || catalog.advice_rows())
         .await
         .unwrap_or_default();
+    let cache_rows: Vec<&metacache_catalog::AdviceRow> =
+        rows.iter().filter(|r| r.entry_name.is_some()).collect();
+    // On the catalog's points: the bytes each cache gets in the best split of that size.
+    let split = |shares: &[u64]| -> Vec<Json_> {
+        shares
+            .iter()
+            .zip(&cache_rows)
+            .map(|(bytes, c)| {
+                json!({
+                    "engine": c.engine,
+                    "entry_name": c.entry_name,
+                    "property": c.property,
+                    "bytes": bytes,
+                })
+            })
+            .collect()
+    };
     let curve = |row: &metacache_catalog::AdviceRow| {
         let a = &row.advice;
+        let points: Vec<Json_> = a
+            .points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut point = json!({
+                    "cache_bytes": p.cache_bytes,
+                    "hit_rate": p.hit_rate,
+                    "loads_per_minute": p.loads_per_minute,
+                    "sampled_requests": p.sampled_requests,
+                    "confidence": p.confidence,
+                });
+                if let Some(shares) = row.split.get(i) {
+                    point["split"] = Json_::Array(split(shares));
+                }
+                point
+            })
+            .collect();
         json!({
             "engine": row.engine,
             "entry_name": row.entry_name,
             "property": row.property,
             "limit": row.limit,
-            "points": a.points.iter().map(|p| json!({
-                "cache_bytes": p.cache_bytes,
-                "hit_rate": p.hit_rate,
-                "loads_per_minute": p.loads_per_minute,
-                "sampled_requests": p.sampled_requests,
-                "confidence": p.confidence,
-            })).collect::<Vec<_>>(),
+            "points": points,
             "sampled_keys": a.sampled_keys,
             "sample_limit": a.sample_limit,
             "sampling_rate": a.sampling_rate,

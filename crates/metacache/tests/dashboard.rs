@@ -270,6 +270,28 @@ fn the_dashboard_drills_down_to_a_curve_and_writes_the_statement() {
     assert_eq!(driver.ready("#catalog/sample"), "#catalog/sample");
     driver.screenshot("2-catalog");
 
+    // The catalog's what-if at a point of its curve: the catalog's limit and each cache's share
+    // of the best split, the statement the API's split gives.
+    let (status, advice) = server.http("GET", "/api/v1/catalogs/sample/advice", None, None);
+    assert_eq!(status, 200, "{advice}");
+    let advice: Value = serde_json::from_str(&advice).expect("JSON");
+    let points = advice["catalog"]["points"]
+        .as_array()
+        .expect("a catalog curve");
+    let point = &points[points.len() / 2];
+    let size = exact_size(point["cache_bytes"].as_u64().expect("cache_bytes"));
+    driver.script(
+        "const i = document.getElementById('whatif-size'); i.value = arguments[0];
+         i.dispatchEvent(new Event('input'));",
+        json!([size]),
+    );
+    let statement = text(&driver, "#whatif-statement");
+    assert_eq!(statement, split_statement("`sample`", point));
+    assert!(
+        statement.contains(".max-weight' = '") && statement.contains(".enable' = '"),
+        "each cache's share: {statement}"
+    );
+
     // The busiest cache of the catalog.
     let busiest = driver.script(
         "const rows = [...document.querySelectorAll('#caches tr[data-entry]')];

@@ -410,3 +410,44 @@ pub fn upload(endpoint: &str, bucket: &str, prefix: &str, dir: &Path) -> usize {
     }
     uploaded
 }
+
+/// A size as the dashboard writes it in a statement: the largest unit that divides it exactly
+/// (`64KB`, `212B`).
+pub fn exact_size(bytes: u64) -> String {
+    let units = ["B", "KB", "MB", "GB", "TB", "PB"];
+    let (mut value, mut unit) = (bytes, 0);
+    while unit < units.len() - 1 && value >= 1024 && value % 1024 == 0 {
+        value /= 1024;
+        unit += 1;
+    }
+    format!("{value}{}", units[unit])
+}
+
+/// The statement that applies a point of a catalog's advice curve (`GET …/advice`, its
+/// `catalog.points[i]`) as the dashboard writes it for that point's size: the catalog's limit,
+/// and each cache with a limit of its own set to its share of the best split, or disabled when
+/// its share is nothing (its limit then the catalog's, as no entry's may exceed it).
+/// `catalog` is the name as the statement quotes it.
+pub fn split_statement(catalog: &str, point: &serde_json::Value) -> String {
+    let bytes = point["cache_bytes"].as_u64().expect("cache_bytes");
+    let mut pairs = vec![format!("'meta.cache.max-weight' = '{}'", exact_size(bytes))];
+    for share in point["split"].as_array().expect("split") {
+        let property = share["property"].as_str().expect("property");
+        let Some(entry) = property.strip_suffix(".max-weight") else {
+            continue;
+        };
+        if property == "meta.cache.max-weight" {
+            continue;
+        }
+        let (enable, limit) = match share["bytes"].as_u64().expect("bytes") {
+            0 => (false, bytes),
+            share => (true, share),
+        };
+        pairs.push(format!("'{entry}.enable' = '{enable}'"));
+        pairs.push(format!("'{property}' = '{}'", exact_size(limit)));
+    }
+    format!(
+        "ALTER CATALOG {catalog} SET PROPERTIES ({})",
+        pairs.join(", ")
+    )
+}
