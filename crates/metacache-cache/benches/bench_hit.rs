@@ -7,7 +7,8 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
 use metacache_cache::{AdvisorOptions, CacheConfig, ManagedCache, MemoryGovernor};
 
 #[path = "common/hit_workload.rs"]
@@ -29,6 +30,19 @@ fn parallel(threads: usize, iters: u64, keys: &[u64], lookup: &(impl Fn(u64) + S
         }
     });
     start.elapsed()
+}
+
+/// One benchmark of `group`: `lookup` over `keys` on `threads` threads.
+fn bench(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    threads: usize,
+    keys: &[u64],
+    lookup: &(impl Fn(u64) + Sync),
+) {
+    group.bench_function(BenchmarkId::new(name, threads), |b| {
+        b.iter_custom(|iters| parallel(threads, iters, keys, lookup))
+    });
 }
 
 fn hit_path(c: &mut Criterion) {
@@ -76,59 +90,47 @@ fn hit_path(c: &mut Criterion) {
 
     let (_pressured_governor, pressured, pressured_keys) = workload::pressured();
 
+    let governed_get = |k: u64| {
+        black_box(governed.get(&k).map(|v| v.0[0]));
+    };
+    let no_ttl_get = |k: u64| {
+        black_box(governed_no_ttl.get(&k).map(|v| v.0[0]));
+    };
+    let advised_get = |k: u64| {
+        black_box(advised.get(&k).map(|v| v.0[0]));
+    };
+    let pressured_get = |k: u64| {
+        black_box(pressured.get(&k).map(|v| v.0[0]));
+    };
+    let raw_get = |k: u64| {
+        black_box(raw.get(&k).map(|v| v.0[0]));
+    };
+    let moka_get = |k: u64| {
+        black_box(moka.get(&k).map(|v| v.0[0]));
+    };
+
     let mut group = c.benchmark_group("hit");
     for threads in [1usize, 2] {
-        group.bench_function(BenchmarkId::new("metacache_governed", threads), |b| {
-            b.iter_custom(|iters| {
-                parallel(threads, iters, &keys, &|k| {
-                    black_box(governed.get(&k).map(|v| v.0[0]));
-                })
-            })
-        });
-        group.bench_function(
-            BenchmarkId::new("metacache_governed_no_ttl", threads),
-            |b| {
-                b.iter_custom(|iters| {
-                    parallel(threads, iters, &keys, &|k| {
-                        black_box(governed_no_ttl.get(&k).map(|v| v.0[0]));
-                    })
-                })
-            },
+        let g = &mut group;
+        bench(g, "metacache_governed", threads, &keys, &governed_get);
+        bench(g, "metacache_governed_no_ttl", threads, &keys, &no_ttl_get);
+        bench(
+            g,
+            "metacache_governed_advised",
+            threads,
+            &keys,
+            &advised_get,
         );
-        group.bench_function(
-            BenchmarkId::new("metacache_governed_advised", threads),
-            |b| {
-                b.iter_custom(|iters| {
-                    parallel(threads, iters, &keys, &|k| {
-                        black_box(advised.get(&k).map(|v| v.0[0]));
-                    })
-                })
-            },
+        let pressured_keys = &pressured_keys;
+        bench(
+            g,
+            "metacache_governed_pressure",
+            threads,
+            pressured_keys,
+            &pressured_get,
         );
-        group.bench_function(
-            BenchmarkId::new("metacache_governed_pressure", threads),
-            |b| {
-                b.iter_custom(|iters| {
-                    parallel(threads, iters, &pressured_keys, &|k| {
-                        black_box(pressured.get(&k).map(|v| v.0[0]));
-                    })
-                })
-            },
-        );
-        group.bench_function(BenchmarkId::new("quick_cache_raw", threads), |b| {
-            b.iter_custom(|iters| {
-                parallel(threads, iters, &keys, &|k| {
-                    black_box(raw.get(&k).map(|v| v.0[0]));
-                })
-            })
-        });
-        group.bench_function(BenchmarkId::new("moka_sync", threads), |b| {
-            b.iter_custom(|iters| {
-                parallel(threads, iters, &keys, &|k| {
-                    black_box(moka.get(&k).map(|v| v.0[0]));
-                })
-            })
-        });
+        bench(g, "quick_cache_raw", threads, &keys, &raw_get);
+        bench(g, "moka_sync", threads, &keys, &moka_get);
     }
     group.finish();
 
@@ -137,37 +139,11 @@ fn hit_path(c: &mut Criterion) {
     let hot = [keys[0]];
     let mut group = c.benchmark_group("hot_key");
     for threads in [1usize, 2, 4] {
-        group.bench_function(BenchmarkId::new("metacache_governed", threads), |b| {
-            b.iter_custom(|iters| {
-                parallel(threads, iters, &hot, &|k| {
-                    black_box(governed.get(&k).map(|v| v.0[0]));
-                })
-            })
-        });
-        group.bench_function(
-            BenchmarkId::new("metacache_governed_advised", threads),
-            |b| {
-                b.iter_custom(|iters| {
-                    parallel(threads, iters, &hot, &|k| {
-                        black_box(advised.get(&k).map(|v| v.0[0]));
-                    })
-                })
-            },
-        );
-        group.bench_function(BenchmarkId::new("quick_cache_raw", threads), |b| {
-            b.iter_custom(|iters| {
-                parallel(threads, iters, &hot, &|k| {
-                    black_box(raw.get(&k).map(|v| v.0[0]));
-                })
-            })
-        });
-        group.bench_function(BenchmarkId::new("moka_sync", threads), |b| {
-            b.iter_custom(|iters| {
-                parallel(threads, iters, &hot, &|k| {
-                    black_box(moka.get(&k).map(|v| v.0[0]));
-                })
-            })
-        });
+        let g = &mut group;
+        bench(g, "metacache_governed", threads, &hot, &governed_get);
+        bench(g, "metacache_governed_advised", threads, &hot, &advised_get);
+        bench(g, "quick_cache_raw", threads, &hot, &raw_get);
+        bench(g, "moka_sync", threads, &hot, &moka_get);
     }
     group.finish();
 }

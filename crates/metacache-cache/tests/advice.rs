@@ -196,6 +196,64 @@ fn an_advisor_that_cannot_keep_up_samples_fewer_keys() {
     );
 }
 
+/// One hot key in a binding sample, hit far faster than the queue drains: its flood fills the
+/// queue once, its reports (queued apart) make it heavy at that drain, and from then on its hits
+/// are not queued (the simulation ignores a heavy key's requests) — so the sample does not shed
+/// the other keys for it.
+#[test]
+fn a_hot_sampled_key_does_not_shrink_the_sample() {
+    let (clock, _manual) = metacache_cache::Clock::manual();
+    let governor = MemoryGovernor::with_options(GovernorOptions {
+        clock,
+        ..GovernorOptions::default()
+    });
+    let catalog = governor.catalog_budget("c", None);
+    let small = AdvisorOptions {
+        sample_keys: 256,
+        ..options()
+    };
+    let config = CacheConfig::new("hot", None, 1_000_000).with_advisor(Some(small));
+    let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
+    for key in 0..20_000u64 {
+        if key % 128 == 0 {
+            cache.advise_now();
+        }
+        cache.insert(key, Payload(value_bytes(key)));
+        assert!(cache.get(&key).is_some());
+    }
+    cache.advise_now();
+    let before = cache.advice().expect("on");
+    assert!(before.sampling_rate < 1.0, "the sample binds: {before:?}");
+    let hot = (0..20_000u64)
+        .find(|k| cache.advisor_samples(k))
+        .expect("a sampled key");
+    // Twenty bursts of 20,000 hits of the hot key (the queue holds 512 events) and a few
+    // others, drained after each.
+    for round in 0..20u64 {
+        for i in 0..20_000u64 {
+            assert!(cache.get(&hot).is_some());
+            if i % 100 == 0 {
+                assert!(cache.get(&((round * 200 + i / 100) % 20_000)).is_some());
+            }
+        }
+        cache.advise_now();
+    }
+    let after = cache.advice().expect("on");
+    assert!(
+        cache.advisor_samples(&hot),
+        "the hot key stays in the sample"
+    );
+    assert_eq!(
+        (after.sample_limit, after.sampled_keys),
+        (before.sample_limit, before.sampled_keys),
+        "nothing shed: {after:?}"
+    );
+    assert!(
+        after.dropped_events < 20_000,
+        "only the first burst overflowed: {after:?}"
+    );
+}
+
 /// The node's advisors share a sixteenth of the node limit: an advisor whose memory does not
 /// fit stops for good (no curve, nothing held) while its cache goes on.
 #[test]

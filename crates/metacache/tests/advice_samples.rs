@@ -131,6 +131,23 @@ fn replay(
     total
 }
 
+/// Runs `statement`, then replays `workload` twice: the hit rates of `catalog` (of one of its
+/// caches, if given).
+fn measure(
+    server: &Server,
+    workload: &[String],
+    statement: &str,
+    catalog: &str,
+    cache: Option<(&str, &str)>,
+) -> [f64; 2] {
+    server.query(statement);
+    [0, 1].map(|_| {
+        let (requests, hits) = replay(server, workload, catalog, cache);
+        assert!(requests > 0, "no requests after {statement}");
+        hits as f64 / requests as f64
+    })
+}
+
 /// A compared point: bytes, predicted hit rate, and the hit rates two replays measured (a
 /// replay is not always the same trace: a request that lists several partitions loads them
 /// concurrently, in whatever order they finish).
@@ -226,13 +243,10 @@ fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
     let mut shared = Vec::new();
     for (catalog, curve) in &catalogs {
         for &(bytes, predicted) in curve {
-            server.query(&format!(
+            let statement = format!(
                 "ALTER CATALOG {catalog} SET PROPERTIES ('meta.cache.max-weight' = '{bytes}')"
-            ));
-            let measured = [0, 1].map(|_| {
-                let (requests, hits) = replay(&server, &workload, catalog, None);
-                hits as f64 / requests.max(1) as f64
-            });
+            );
+            let measured = measure(&server, &workload, &statement, catalog, None);
             shared.push(Compared {
                 what: catalog.to_string(),
                 bytes,
@@ -254,14 +268,10 @@ fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
             continue;
         }
         for &(bytes, predicted) in curve {
-            server.query(&format!(
-                "ALTER CATALOG {catalog} SET PROPERTIES ('{property}' = '{bytes}')"
-            ));
-            let measured = [0, 1].map(|_| {
-                let (requests, hits) = replay(&server, &workload, catalog, Some((engine, entry)));
-                assert!(requests > 0, "{catalog}.{entry}: no requests at {bytes}");
-                hits as f64 / requests as f64
-            });
+            let statement =
+                format!("ALTER CATALOG {catalog} SET PROPERTIES ('{property}' = '{bytes}')");
+            let cache = Some((engine.as_str(), entry.as_str()));
+            let measured = measure(&server, &workload, &statement, catalog, cache);
             compared.push(Compared {
                 what: format!("{catalog}.{entry}"),
                 bytes,
@@ -304,11 +314,7 @@ fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
             let bytes = point["cache_bytes"].as_u64().expect("cache_bytes");
             let predicted = point["hit_rate"].as_f64().expect("hit_rate");
             let statement = split_statement(&format!("`{catalog}`"), point);
-            server.query(&statement);
-            let measured = [0, 1].map(|_| {
-                let (requests, hits) = replay(&server, &workload, catalog, None);
-                hits as f64 / requests.max(1) as f64
-            });
+            let measured = measure(&server, &workload, &statement, catalog, None);
             applied.push(Compared {
                 what: catalog.to_string(),
                 bytes,

@@ -149,6 +149,48 @@ impl Heavy {
             .collect()
     }
 
+    /// The hashes of the heavy keys, hottest first by their selecting count.
+    pub(super) fn hottest(&self) -> Vec<u64> {
+        let mut keys: Vec<(f64, u64)> = self
+            .keys
+            .iter()
+            .filter(|(_, k)| k.selected >= PROMOTE_HITS)
+            .map(|(hash, k)| (k.selected, *hash))
+            .collect();
+        keys.sort_by(|a, b| b.0.total_cmp(&a.0));
+        keys.into_iter().map(|(_, hash)| hash).collect()
+    }
+
+    /// Makes the key of `hash` heavy at once — a flood of its requests showed it is — in the
+    /// place of the least-reported key if the table is full; its hits are counted from now on
+    /// (by the counting half, as any key's). Returns whether it became heavy now.
+    pub(super) fn promote(&mut self, hash: u64, charge: u64) -> bool {
+        if let Some(key) = self.keys.get_mut(&hash) {
+            let was = key.selected >= PROMOTE_HITS;
+            key.selected = key.selected.max(PROMOTE_HITS);
+            return !was;
+        }
+        if self.keys.len() >= self.limit {
+            let least = self
+                .keys
+                .iter()
+                .map(|(hash, key)| (*hash, key.selected + key.hits))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            if let Some((least, _)) = least {
+                self.keys.remove(&least);
+            }
+        }
+        self.keys.insert(
+            hash,
+            HeavyKey {
+                selected: PROMOTE_HITS,
+                hits: 0.0,
+                charge,
+            },
+        );
+        true
+    }
+
     /// Bytes the table holds.
     pub(super) fn bytes(&self) -> u64 {
         self.keys.capacity() as u64 * BYTES_PER_KEY
@@ -199,6 +241,20 @@ mod tests {
         assert!(heavy.report(3, 100, SELECTS), "heavy");
         assert!(heavy.report(1, 100, SELECTS), "heavy again");
         assert_eq!(heavy.by_hits(), vec![(128.0, 100), (0.0, 100)]);
+    }
+
+    #[test]
+    fn a_flooding_key_is_promoted_into_a_full_table() {
+        let mut heavy = Heavy::new(1);
+        assert!(!heavy.report(1, 100, Report { selects: true }));
+        assert!(heavy.promote(2, 300), "heavy at once");
+        assert!(!heavy.promote(2, 300), "heavy already");
+        assert_eq!(heavy.hottest(), vec![2]);
+        assert_eq!(
+            heavy.by_hits(),
+            vec![(0.0, 300)],
+            "its hits counted from now on"
+        );
     }
 
     #[test]

@@ -14,17 +14,20 @@
 //!   predicts no more hits.
 //! - **Recent**: the counts halve every [`AdvisorOptions::half_life`].
 //!
-//! - **Heavy keys counted exactly** ([`heavy`]): every value reports each 64th hit, and the
-//!   keys reported most are counted apart from the sample, whose error they would dominate.
+//! - **Heavy keys counted apart** ([`heavy`]): one hit in 64 of each thread's hits reports its
+//!   value, and the keys reported most are counted apart from the sample, whose error they
+//!   would dominate (one half of the reports picks them, the other counts them).
 //! - **Pinned** to the hit ratio the cache measures at its own limit.
 //!
 //! # Cost
-//! A hit costs the advisor a racy increment of the value's hit count and one load (is the key
-//! sampled?); a hit of a sampled key, each 64th hit of a value, a miss and a load push an event
-//! into a bounded queue ([`QUEUE_EVENTS`]). The simulation runs off the request path: the
-//! governor's advisor thread drains every queue every [`DRAIN_INTERVAL`] (and reading the
-//! curve drains first). A queue that fills drops events, and the next drain lowers the
-//! sampling rate until the advisor keeps up — it sheds keys, never a key's requests.
+//! A hit costs the advisor one load (is the key sampled?) and a test of its thread's hit number;
+//! it writes nothing into the value. A hit of a sampled key, a report, a miss and a load push an
+//! event into a bounded queue ([`QUEUE_EVENTS`]; reports into their own, [`REPORT_EVENTS`]).
+//! The simulation runs off the request path: the governor's advisor thread drains every queue
+//! every [`DRAIN_INTERVAL`] (and reading the curve drains first). A queue that fills drops
+//! events, and the next drain lowers the sampling rate until the advisor keeps up — it sheds
+//! keys, never a key's requests — unless one key floods it: that key is made heavy, and the
+//! hits of the hottest heavy sampled keys are not queued ([`MUTED_KEYS`]).
 //! Memory — queue, sample, miniatures, heavy keys — is bounded by the sample size and charged
 //! to the node's ledger (not the catalog's: the cache's map sizes itself by the catalog's
 //! limits); a refused reservation, or a node still short after every value was reclaimed,
@@ -119,6 +122,17 @@ pub struct Advice {
 /// Events a queue holds between two drains; more are dropped (and the rate lowered).
 pub const QUEUE_EVENTS: usize = 512;
 
+/// Heavy-key reports a queue holds between two drains, apart from the other events: a flood of
+/// requests of one key (which fills the queue) must not starve the reports that make it heavy
+/// and so stop the flood ([`MUTED_KEYS`]). More are dropped, which sheds nothing: reports are a
+/// sample already.
+const REPORT_EVENTS: usize = 128;
+
+/// Heavy sampled keys whose hits are not queued: once the sample binds, the simulation ignores a
+/// heavy key's requests (the table of heavy keys counts it), so queueing each hit of a hot
+/// sampled key would only fill the queue and make the sample shed other keys.
+const MUTED_KEYS: usize = 16;
+
 /// The fewest keys shedding leaves in a sample.
 const MIN_SAMPLE_KEYS: usize = 64;
 
@@ -147,10 +161,20 @@ enum Event {
     },
 }
 
+impl Event {
+    fn now(&self) -> u64 {
+        match *self {
+            Event::Request { now, .. } | Event::Load { now, .. } | Event::Hits { now, .. } => now,
+        }
+    }
+}
+
 /// The queue between the request path and the simulation.
 #[derive(Default)]
 struct Queue {
     events: Vec<Event>,
+    /// Heavy-key reports ([`REPORT_EVENTS`] at most).
+    reports: Vec<Event>,
     /// Events dropped because the queue was full, since the last drain.
     dropped: u64,
 }
@@ -160,8 +184,9 @@ struct Simulation {
     state: State,
     /// Bytes held in the budget.
     reserved: u64,
-    /// The queue's other buffer: swapped with the queue's at each drain.
+    /// The queue's other buffers: swapped with the queue's at each drain.
     spare: Vec<Event>,
+    spare_reports: Vec<Event>,
     /// Events dropped in all (reported by the advice).
     dropped: u64,
     /// Whether the last drain found the queue overflowed: the sample shrinks only when two
@@ -177,6 +202,9 @@ pub(crate) struct Advisor {
     hasher: DefaultHashBuilder,
     /// The sample's threshold, readable without a lock.
     threshold: AtomicU64,
+    /// Hashes of the hottest heavy sampled keys ([`MUTED_KEYS`]; `u64::MAX` for none, a hash
+    /// no sample holds), set at each drain: their hits are not queued.
+    muted: [AtomicU64; MUTED_KEYS],
     budget: Arc<Budget>,
     queue: Mutex<Queue>,
     simulation: Mutex<Simulation>,
@@ -194,12 +222,14 @@ impl Advisor {
             retired: AtomicBool::new(false),
             hasher: DefaultHashBuilder::default(),
             threshold: AtomicU64::new(u64::MAX),
+            muted: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
             budget,
             queue: Mutex::new(Queue::default()),
             simulation: Mutex::new(Simulation {
                 state: State::new(policy, options, now),
                 reserved: 0,
                 spare: Vec::new(),
+                spare_reports: Vec::new(),
                 dropped: 0,
                 overflowed: false,
             }),
@@ -226,6 +256,14 @@ impl Advisor {
         }
     }
 
+    /// A hit of the key of `hash` at `now`, its value charged `charge`: a request, unless the
+    /// key is one of the heavy ones the simulation ignores ([`MUTED_KEYS`]).
+    pub(crate) fn record_hit(&self, hash: u64, charge: u64, now: u64) {
+        if self.samples(hash) && !self.muted.iter().any(|m| m.load(Relaxed) == hash) {
+            self.push(Event::Request { hash, charge, now });
+        }
+    }
+
     /// The value of the key of `hash` was loaded and charged `charge` at `now`.
     pub(crate) fn learn(&self, hash: u64, charge: u64, now: u64) {
         if charge != 0 && self.samples(hash) {
@@ -248,6 +286,15 @@ impl Advisor {
 
     fn push(&self, event: Event) {
         let mut queue = self.queue.lock();
+        if let Event::Hits { .. } = event {
+            if queue.reports.len() < REPORT_EVENTS {
+                if queue.reports.capacity() == 0 {
+                    queue.reports.reserve_exact(REPORT_EVENTS);
+                }
+                queue.reports.push(event);
+            }
+            return;
+        }
         if queue.events.len() < QUEUE_EVENTS {
             if queue.events.capacity() == 0 {
                 queue.events.reserve_exact(QUEUE_EVENTS);
@@ -268,25 +315,56 @@ impl Advisor {
         let simulation = &mut *simulation;
         let dropped = {
             let mut queue = self.queue.lock();
-            if queue.events.is_empty() && queue.dropped == 0 {
+            if queue.events.is_empty() && queue.reports.is_empty() && queue.dropped == 0 {
                 return;
             }
             std::mem::swap(&mut queue.events, &mut simulation.spare);
+            std::mem::swap(&mut queue.reports, &mut simulation.spare_reports);
             std::mem::take(&mut queue.dropped)
         };
         let served = served();
         let state = &mut simulation.state;
         let processed = simulation.spare.len();
-        for event in simulation.spare.drain(..) {
-            match event {
-                Event::Request { hash, charge, now } => state.request(hash, charge, now, served),
-                Event::Load { hash, charge, now } => state.learn(hash, charge, now),
-                Event::Hits {
-                    hash,
-                    charge,
-                    now,
-                    report,
-                } => state.heavy(hash, charge, report, now, served),
+        if dropped > 0 {
+            // An overflow: a key behind an eighth of the queue floods it — heavy from now on,
+            // so that its hits stop being queued ([`MUTED_KEYS`]) before the sample sheds keys.
+            let mut counts: std::collections::HashMap<u64, (usize, u64)> = Default::default();
+            for event in &simulation.spare {
+                if let Event::Request { hash, charge, .. } = *event {
+                    let count = counts.entry(hash).or_default();
+                    count.0 += 1;
+                    count.1 = count.1.max(charge);
+                }
+            }
+            for (hash, (count, charge)) in counts {
+                if count >= QUEUE_EVENTS / 8 {
+                    state.flood(hash, charge);
+                }
+            }
+        }
+        // The two queues in the order of their times (each is in order), as the simulation's
+        // clock only moves forward.
+        {
+            let mut reports = simulation.spare_reports.drain(..).peekable();
+            let mut requests = simulation.spare.drain(..).peekable();
+            let events = std::iter::from_fn(|| match (reports.peek(), requests.peek()) {
+                (Some(r), Some(q)) if r.now() <= q.now() => reports.next(),
+                (Some(_), None) => reports.next(),
+                _ => requests.next(),
+            });
+            for event in events {
+                match event {
+                    Event::Request { hash, charge, now } => {
+                        state.request(hash, charge, now, served);
+                    }
+                    Event::Load { hash, charge, now } => state.learn(hash, charge, now),
+                    Event::Hits {
+                        hash,
+                        charge,
+                        now,
+                        report,
+                    } => state.heavy(hash, charge, report, now, served),
+                }
             }
         }
         simulation.dropped += dropped;
@@ -299,13 +377,17 @@ impl Advisor {
         }
         simulation.overflowed = dropped > 0;
         self.threshold.store(state.sampler.threshold(), Relaxed);
+        let muted = state.heavy_sampled(MUTED_KEYS);
+        for (i, slot) in self.muted.iter().enumerate() {
+            slot.store(muted.get(i).copied().unwrap_or(u64::MAX), Relaxed);
+        }
         self.charge(simulation);
     }
 
     /// Keeps the reservation at or above what the advisor holds. A refusal stops the advisor
     /// for good (its memory would otherwise be held outside the ledger).
     fn charge(&self, simulation: &mut Simulation) {
-        let queues = 2 * QUEUE_EVENTS * std::mem::size_of::<Event>();
+        let queues = 2 * (QUEUE_EVENTS + REPORT_EVENTS) * std::mem::size_of::<Event>();
         let held = FIXED_BYTES + queues as u64 + simulation.state.bytes();
         if held <= simulation.reserved {
             return;
@@ -354,6 +436,7 @@ impl Advisor {
         self.threshold.store(0, Relaxed);
         *self.queue.lock() = Queue::default();
         simulation.spare = Vec::new();
+        simulation.spare_reports = Vec::new();
         let options = AdvisorOptions {
             sample_keys: 1,
             ..AdvisorOptions::default()

@@ -145,6 +145,27 @@ impl State {
         }
     }
 
+    /// The key of `hash` flooded the queue: heavy at once (while the sample binds; otherwise the
+    /// miniatures must see all of its requests, and the sample sheds keys until it binds).
+    pub(super) fn flood(&mut self, hash: u64, charge: u64) {
+        if self.binds() && self.heavy.promote(hash, charge) {
+            self.forget(&[hash]);
+        }
+    }
+
+    /// Up to `n` heavy keys in the sample, hottest first, whose requests the simulation ignores
+    /// (none while every key is sampled: the miniatures then hold the heavy keys too).
+    pub(super) fn heavy_sampled(&self, n: usize) -> Vec<u64> {
+        if !self.binds() {
+            return Vec::new();
+        }
+        let threshold = self.sampler.threshold();
+        let mut keys = self.heavy.hottest();
+        keys.retain(|&hash| hash < threshold);
+        keys.truncate(n);
+        keys
+    }
+
     /// Lowers the sample to `keys` keys at most (the advisor could not keep up with its
     /// requests); returns the new threshold.
     pub(super) fn shed(&mut self, keys: usize) -> u64 {

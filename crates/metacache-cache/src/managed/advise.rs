@@ -41,6 +41,15 @@ where
     pub fn advisor_bytes(&self) -> u64 {
         self.inner.advisor.as_ref().map_or(0, Advisor::reserved)
     }
+
+    /// Whether the quota advisor samples `key` now (false without an advisor).
+    pub fn advisor_samples<Q>(&self, key: &Q) -> bool
+    where
+        Q: Hash + Equivalent<K> + ?Sized,
+    {
+        let advisor = self.inner.advisor.as_ref();
+        advisor.is_some_and(|a| a.samples(a.hash(key)))
+    }
 }
 
 impl<K, V> Inner<K, V>
@@ -64,7 +73,7 @@ where
         let now = self.clock.now_nanos();
         if value.sampled() {
             if advisor.samples(hash) {
-                advisor.record(hash, value.charge(), now);
+                advisor.record_hit(hash, value.charge(), now);
             } else {
                 // The sample's rate dropped below this key: its hits are not looked at again.
                 value.set_unsampled();
