@@ -14,7 +14,7 @@
 //! The `Collected` count divided by `LOOKUPS` is the instructions of one hit. `governed_full`
 //! is a cache under a binding limit, where every hit also records into the frequency sketch;
 //! `governed_advised` has the quota advisor on (its default sample of 4,096 keys: 4 % of the
-//! 100,000 values sampled, and every value reporting every 64th hit).
+//! 100,000 values sampled, and one in 64 of the thread's hits reporting its value).
 
 use std::hint::black_box;
 use std::sync::Arc;

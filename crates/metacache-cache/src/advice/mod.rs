@@ -44,7 +44,7 @@ mod state;
 
 use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
 use metacache_ledger::Budget;
@@ -205,6 +205,8 @@ pub(crate) struct Advisor {
     /// Hashes of the hottest heavy sampled keys ([`MUTED_KEYS`]; `u64::MAX` for none, a hash
     /// no sample holds), set at each drain: their hits are not queued.
     muted: [AtomicU64; MUTED_KEYS],
+    /// How many of `muted` are set (the hit path looks at no more).
+    muted_len: AtomicUsize,
     budget: Arc<Budget>,
     queue: Mutex<Queue>,
     simulation: Mutex<Simulation>,
@@ -223,6 +225,7 @@ impl Advisor {
             hasher: DefaultHashBuilder::default(),
             threshold: AtomicU64::new(u64::MAX),
             muted: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
+            muted_len: AtomicUsize::new(0),
             budget,
             queue: Mutex::new(Queue::default()),
             simulation: Mutex::new(Simulation {
@@ -259,7 +262,8 @@ impl Advisor {
     /// A hit of the key of `hash` at `now`, its value charged `charge`: a request, unless the
     /// key is one of the heavy ones the simulation ignores ([`MUTED_KEYS`]).
     pub(crate) fn record_hit(&self, hash: u64, charge: u64, now: u64) {
-        if self.samples(hash) && !self.muted.iter().any(|m| m.load(Relaxed) == hash) {
+        let muted = &self.muted[..self.muted_len.load(Relaxed).min(MUTED_KEYS)];
+        if self.samples(hash) && !muted.iter().any(|m| m.load(Relaxed) == hash) {
             self.push(Event::Request { hash, charge, now });
         }
     }
@@ -378,9 +382,13 @@ impl Advisor {
         simulation.overflowed = dropped > 0;
         self.threshold.store(state.sampler.threshold(), Relaxed);
         let muted = state.heavy_sampled(MUTED_KEYS);
+        // None muted while the list changes (a hit queued then is simulated, or ignored as
+        // heavy: no harm either way).
+        self.muted_len.store(0, Relaxed);
         for (i, slot) in self.muted.iter().enumerate() {
             slot.store(muted.get(i).copied().unwrap_or(u64::MAX), Relaxed);
         }
+        self.muted_len.store(muted.len(), Relaxed);
         self.charge(simulation);
     }
 
