@@ -125,8 +125,8 @@ fn replay(
             continue;
         }
         let (r0, h0) = before.get(key).copied().unwrap_or((0, 0));
-        total.0 += requests - r0;
-        total.1 += hits - h0;
+        total.0 += requests.saturating_sub(r0);
+        total.1 += hits.saturating_sub(h0);
     }
     total
 }
