@@ -101,12 +101,7 @@ impl Heavy {
         if self.keys.len() >= self.limit {
             // Space-saving on both halves: the least-reported key goes once it has aged below
             // one report.
-            let least = self
-                .keys
-                .iter()
-                .map(|(hash, key)| (*hash, key.selected + key.hits))
-                .min_by(|a, b| a.1.total_cmp(&b.1));
-            match least {
+            match self.least_reported() {
                 Some((least, reported)) if reported < REPORT_HITS => {
                     self.keys.remove(&least);
                 }
@@ -170,15 +165,10 @@ impl Heavy {
             key.selected = key.selected.max(PROMOTE_HITS);
             return !was;
         }
-        if self.keys.len() >= self.limit {
-            let least = self
-                .keys
-                .iter()
-                .map(|(hash, key)| (*hash, key.selected + key.hits))
-                .min_by(|a, b| a.1.total_cmp(&b.1));
-            if let Some((least, _)) = least {
-                self.keys.remove(&least);
-            }
+        if self.keys.len() >= self.limit
+            && let Some((least, _)) = self.least_reported()
+        {
+            self.keys.remove(&least);
         }
         self.keys.insert(
             hash,
@@ -189,6 +179,14 @@ impl Heavy {
             },
         );
         true
+    }
+
+    /// The key reported least (both halves), with its count.
+    fn least_reported(&self) -> Option<(u64, f64)> {
+        self.keys
+            .iter()
+            .map(|(hash, key)| (*hash, key.selected + key.hits))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
     }
 
     /// Bytes the table holds.
