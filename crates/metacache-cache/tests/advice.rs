@@ -160,19 +160,29 @@ fn loads_per_minute_are_the_predicted_misses_at_the_request_rate() {
     assert!(advice.expect("on").points.is_empty());
 }
 
-/// Requests faster than the advisor drains overflow its bounded queue: the events that do not
-/// fit are dropped and counted, and the sample shrinks (the rate drops) so that what remains
-/// is a smaller sample of whole keys, never keys with requests missing.
-#[test]
-fn an_advisor_that_cannot_keep_up_samples_fewer_keys() {
-    let (clock, _manual) = metacache_cache::Clock::manual();
+/// A cache advised with `options` under a node whose clock stands still (the test drains
+/// the advisor itself), and its governor.
+fn still_cache(
+    name: &str,
+    options: AdvisorOptions,
+) -> (MemoryGovernor, ManagedCache<u64, Payload>) {
+    let (clock, _) = metacache_cache::Clock::manual();
     let governor = MemoryGovernor::with_options(GovernorOptions {
         clock,
         ..GovernorOptions::default()
     });
     let catalog = governor.catalog_budget("c", None);
-    let config = CacheConfig::new("flooded", None, 1_000_000).with_advisor(Some(options()));
-    let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
+    let config = CacheConfig::new(name, None, 1_000_000).with_advisor(Some(options));
+    let cache = ManagedCache::new(config, &governor, &catalog);
+    (governor, cache)
+}
+
+/// Requests faster than the advisor drains overflow its bounded queue: the events that do not
+/// fit are dropped and counted, and the sample shrinks (the rate drops) so that what remains
+/// is a smaller sample of whole keys, never keys with requests missing.
+#[test]
+fn an_advisor_that_cannot_keep_up_samples_fewer_keys() {
+    let (_governor, cache) = still_cache("flooded", options());
     // Warm: 2,000 keys, drained as the advisor thread would.
     for key in 0..2_000u64 {
         if key % 128 == 0 {
@@ -206,18 +216,11 @@ fn an_advisor_that_cannot_keep_up_samples_fewer_keys() {
 /// the other keys for it.
 #[test]
 fn a_hot_sampled_key_does_not_shrink_the_sample() {
-    let (clock, _manual) = metacache_cache::Clock::manual();
-    let governor = MemoryGovernor::with_options(GovernorOptions {
-        clock,
-        ..GovernorOptions::default()
-    });
-    let catalog = governor.catalog_budget("c", None);
     let small = AdvisorOptions {
         sample_keys: 256,
         ..options()
     };
-    let config = CacheConfig::new("hot", None, 1_000_000).with_advisor(Some(small));
-    let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
+    let (_governor, cache) = still_cache("hot", small);
     for key in 0..20_000u64 {
         if key % 128 == 0 {
             cache.advise_now();

@@ -134,7 +134,7 @@ pub(crate) fn combine(
     let mut points = Vec::new();
     let mut size = smallest;
     loop {
-        points.push(split(caches, &curves, size, requests));
+        points.push(split(caches, &curves, size, cached, requests));
         if size >= total {
             break;
         }
@@ -191,6 +191,7 @@ fn split(
     caches: &[&Advice],
     curves: &[Vec<Knot>],
     size: u64,
+    cached: f64,
     requests: f64,
 ) -> (AdvicePoint, Vec<u64>) {
     // Each cache's next knot, and where it is now (bytes, hit rate, the knot it rests on).
@@ -228,12 +229,8 @@ fn split(
     }
     let mut hits = 0.0;
     let mut sampled = 0;
-    // The uncached requests miss whatever the size: certain.
-    let cached: f64 = caches
-        .iter()
-        .filter(|a| active(a))
-        .map(|a| a.requests_per_minute)
-        .sum();
+    // The uncached requests (`requests` beyond the `cached` ones) miss whatever the size:
+    // certain.
     let mut confidence = (requests - cached).max(0.0) / requests;
     for (i, advice) in caches.iter().enumerate() {
         if !active(advice) {

@@ -72,12 +72,6 @@ impl Heavy {
             .is_some_and(|k| k.selected >= PROMOTE_HITS)
     }
 
-    /// The hashes of the heavy keys.
-    pub(super) fn heavy_keys(&self) -> Vec<u64> {
-        let heavy = self.keys.iter().filter(|(_, k)| k.selected >= PROMOTE_HITS);
-        heavy.map(|(hash, _)| *hash).collect()
-    }
-
     /// A report of the key of `hash`, charged `charge` (0: unknown). Returns whether the key
     /// became heavy now.
     pub(super) fn report(&mut self, hash: u64, charge: u64, report: Report) -> bool {
@@ -132,28 +126,26 @@ impl Heavy {
     /// by the other half than the one they report, for the same reason as the selection: the
     /// keys that fit a small size first would otherwise be those counted high by luck.
     pub(super) fn by_hits(&self) -> Vec<(f64, u64)> {
-        let mut keys: Vec<(f64, f64, u64)> = self
-            .keys
-            .values()
-            .filter(|k| k.selected >= PROMOTE_HITS)
-            .map(|k| (k.selected, k.hits, k.charge))
-            .collect();
-        keys.sort_by(|a, b| b.0.total_cmp(&a.0));
-        keys.into_iter()
-            .map(|(_, hits, charge)| (hits, charge))
-            .collect()
+        let heavy = self.hottest_first().into_iter();
+        heavy.map(|(_, key)| (key.hits, key.charge)).collect()
     }
 
     /// The hashes of the heavy keys, hottest first by their selecting count.
     pub(super) fn hottest(&self) -> Vec<u64> {
-        let mut keys: Vec<(f64, u64)> = self
+        let heavy = self.hottest_first().into_iter();
+        heavy.map(|(hash, _)| hash).collect()
+    }
+
+    /// The heavy keys, hottest first by their selecting count.
+    fn hottest_first(&self) -> Vec<(u64, HeavyKey)> {
+        let mut keys: Vec<(u64, HeavyKey)> = self
             .keys
             .iter()
             .filter(|(_, k)| k.selected >= PROMOTE_HITS)
-            .map(|(hash, k)| (k.selected, *hash))
+            .map(|(hash, k)| (*hash, *k))
             .collect();
-        keys.sort_by(|a, b| b.0.total_cmp(&a.0));
-        keys.into_iter().map(|(_, hash)| hash).collect()
+        keys.sort_by(|a, b| b.1.selected.total_cmp(&a.1.selected));
+        keys
     }
 
     /// Makes the key of `hash` heavy at once — a flood of its requests showed it is — in the

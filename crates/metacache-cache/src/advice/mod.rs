@@ -252,16 +252,9 @@ impl Advisor {
     }
 
     /// A request of the key of `hash` at `now`; `charge` is what its value is charged, 0 when
-    /// not known (a miss, before its load).
+    /// not known (a miss, before its load). Not queued for a key the simulation ignores as
+    /// heavy ([`MUTED_KEYS`]).
     pub(crate) fn record(&self, hash: u64, charge: u64, now: u64) {
-        if self.samples(hash) {
-            self.push(Event::Request { hash, charge, now });
-        }
-    }
-
-    /// A hit of the key of `hash` at `now`, its value charged `charge`: a request, unless the
-    /// key is one of the heavy ones the simulation ignores ([`MUTED_KEYS`]).
-    pub(crate) fn record_hit(&self, hash: u64, charge: u64, now: u64) {
         let muted = &self.muted[..self.muted_len.load(Relaxed).min(MUTED_KEYS)];
         if self.samples(hash) && !muted.iter().any(|m| m.load(Relaxed) == hash) {
             self.push(Event::Request { hash, charge, now });

@@ -215,7 +215,7 @@ impl State {
         if before == 1.0 {
             // The sample binds from now on: the heavy keys leave the miniatures (while every
             // key was sampled, the miniatures were exact and needed no heavy keys).
-            let heavy = self.heavy.heavy_keys();
+            let heavy = self.heavy.hottest();
             self.forget(&heavy);
         }
     }

@@ -1,9 +1,9 @@
 //! A managed cache's side of the quota advisor (`crate::advice`): what a hit, a miss and a
 //! load tell it, and the curve, its memory and its drain as the cache's API offers them.
 //!
-//! The hit path reaches this module only for a sampled key or one in [`HEAVY_REPORT`](crate::slot::HEAVY_REPORT) of a
-//! thread's hits (`counters::heavy_tick`); nothing here runs the simulation, which the
-//! governor's advisor thread does.
+//! The hit path reaches this module only for a sampled key or one in
+//! [`HEAVY_REPORT`](crate::slot::HEAVY_REPORT) of a thread's hits (`counters::heavy_tick`);
+//! nothing here runs the simulation, which the governor's advisor thread does.
 
 use std::hash::Hash;
 
@@ -73,7 +73,7 @@ where
         let now = self.clock.now_nanos();
         if value.sampled() {
             if advisor.samples(hash) {
-                advisor.record_hit(hash, value.charge(), now);
+                advisor.record(hash, value.charge(), now);
             } else {
                 // The sample's rate dropped below this key: its hits are not looked at again.
                 value.set_unsampled();
