@@ -28,7 +28,7 @@ fn predicted_curves_follow_exact_replays_of_the_real_cache() {
     let mut all = Vec::new();
     for limit in [None, Some(8 << 20)] {
         for case in cases(20_000, 200_000) {
-            let (compared, advice) = compare(&case, options(), limit, 2);
+            let (compared, advice) = compare(&case, options(), limit, 2, 1);
             assert!(
                 compared.len() >= 8,
                 "{}: {} points",
@@ -66,7 +66,11 @@ fn predicted_curves_follow_exact_replays_of_the_real_cache() {
 }
 
 /// Without sampling (every key in the sample) the miniatures are the real policy: the curve
-/// matches exact replays almost exactly, TTLs and count capacity included.
+/// matches exact replays almost exactly, TTLs and count capacity included. "Exact" is a range:
+/// the real cache hashes with random seeds, and at 16 KiB (two values of this trace) eight
+/// replays of Zipf 1.2 hit 0.255–0.300; one replay against one prediction differed by 0.0315
+/// once (CI). So each point is replayed four times and the prediction is measured from the
+/// range of those replays.
 #[test]
 fn with_every_key_sampled_the_curve_is_the_real_cache() {
     let options = AdvisorOptions {
@@ -74,9 +78,10 @@ fn with_every_key_sampled_the_curve_is_the_real_cache() {
         ..options()
     };
     for case in cases(3_000, 30_000) {
-        let (compared, advice) = compare(&case, options, None, 2);
+        let (compared, advice) = compare(&case, options, None, 2, 4);
         assert_eq!(advice.sampling_rate, 1.0);
         let (mae, max) = errors(&compared);
+        eprintln!("{}: MAE {mae:.4}, max {max:.4}", case.name);
         assert!(
             mae <= 0.005 && max <= 0.03,
             "{}: MAE {mae}, max {max}: {compared:#?}",

@@ -188,22 +188,37 @@ pub fn replay(
     (ratio, cache.advice())
 }
 
-/// One compared point.
+/// One compared point: the prediction against the real cache's hit ratios in one or more
+/// replays (their mean, and the lowest and highest).
 #[derive(Debug, Clone, Copy)]
 pub struct Compared {
     pub bytes: u64,
     pub predicted: f64,
     pub exact: f64,
+    pub low: f64,
+    pub high: f64,
     pub confidence: f64,
 }
 
-/// The advice of `case` (from a cache limited to `advised_limit`) against exact replays at
-/// every curve point, the replays spread over `threads`.
+impl Compared {
+    /// How far the prediction is from the real cache's outcomes: 0 inside their range. The
+    /// real cache is not deterministic (its frequency sketch and its shards hash with random
+    /// seeds), and a cache of a few values lands anywhere in a range several hundredths wide.
+    pub fn error(&self) -> f64 {
+        (self.low - self.predicted)
+            .max(self.predicted - self.high)
+            .max(0.0)
+    }
+}
+
+/// The advice of `case` (from a cache limited to `advised_limit`) against `replays` exact
+/// replays at every curve point, the replays spread over `threads`.
 pub fn compare(
     case: &Case,
     options: AdvisorOptions,
     advised_limit: Option<u64>,
     threads: usize,
+    replays: usize,
 ) -> (Vec<Compared>, Advice) {
     let (_, advice) = replay(case, advised_limit, Some(options));
     let advice = advice.expect("the advisor is on");
@@ -217,11 +232,15 @@ pub fn compare(
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some(point) = points.get(i) else { break };
-                    let (exact, _) = replay(case, Some(point.cache_bytes), None);
+                    let exact: Vec<f64> = (0..replays.max(1))
+                        .map(|_| replay(case, Some(point.cache_bytes), None).0)
+                        .collect();
                     results.lock().push(Compared {
                         bytes: point.cache_bytes,
                         predicted: point.hit_rate,
-                        exact,
+                        exact: exact.iter().sum::<f64>() / exact.len() as f64,
+                        low: exact.iter().copied().fold(f64::INFINITY, f64::min),
+                        high: exact.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                         confidence: point.confidence,
                     });
                 }
@@ -233,12 +252,9 @@ pub fn compare(
     (compared, advice)
 }
 
-/// Mean and largest absolute error.
+/// Mean and largest error ([`Compared::error`]; with one replay, the absolute error).
 pub fn errors(compared: &[Compared]) -> (f64, f64) {
-    let errors: Vec<f64> = compared
-        .iter()
-        .map(|c| (c.predicted - c.exact).abs())
-        .collect();
+    let errors: Vec<f64> = compared.iter().map(Compared::error).collect();
     let mean = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
     (mean, errors.iter().copied().fold(0.0, f64::max))
 }
