@@ -35,8 +35,9 @@ pub trait Reclaimable: Send + Sync {
         0
     }
     /// Runs the quota advisor's queued events (the governor's advisor thread, every
-    /// [`crate::advice::DRAIN_INTERVAL`]).
-    fn advise(&self) {}
+    /// [`crate::advice::DRAIN_INTERVAL`]). Required: a cache whose advisor is never drained
+    /// would lose every event past its queue between two reads of its curve.
+    fn advise(&self);
 }
 
 /// Settings of a [`MemoryGovernor`].
@@ -48,6 +49,10 @@ pub struct GovernorOptions {
     pub clock: Clock,
     /// How often the worker drops expired values when it has nothing else to do.
     pub sweep_interval: Duration,
+    /// How often the advisor thread drains every cache's quota advisor (default
+    /// [`crate::advice::DRAIN_INTERVAL`]); `None`: no thread, the caller drains
+    /// (`ManagedCache::advise_now`), as a replay at its own pace does.
+    pub drain_interval: Option<Duration>,
 }
 
 impl Default for GovernorOptions {
@@ -56,6 +61,7 @@ impl Default for GovernorOptions {
             node_limit: None,
             clock: Clock::System,
             sweep_interval: Duration::from_secs(30),
+            drain_interval: Some(crate::advice::DRAIN_INTERVAL),
         }
     }
 }
@@ -131,12 +137,14 @@ impl MemoryGovernor {
             .spawn(move || worker_shared.run(sweep))
             .map_err(|e| tracing::error!("cannot start the reclamation worker: {e}"))
             .ok();
-        let advisor_shared = Arc::clone(&shared);
-        let advisor = std::thread::Builder::new()
-            .name("metacache-advisor".into())
-            .spawn(move || advisor_shared.advise())
-            .map_err(|e| tracing::error!("cannot start the quota advisor thread: {e}"))
-            .ok();
+        let advisor = options.drain_interval.and_then(|interval| {
+            let advisor_shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("metacache-advisor".into())
+                .spawn(move || advisor_shared.advise(interval))
+                .map_err(|e| tracing::error!("cannot start the quota advisor thread: {e}"))
+                .ok()
+        });
         Self {
             shared,
             worker,
@@ -286,11 +294,10 @@ impl Shared {
         }
     }
 
-    /// Drains every cache's quota advisor every [`crate::advice::DRAIN_INTERVAL`] until the
-    /// governor is dropped.
-    fn advise(&self) {
+    /// Drains every cache's quota advisor every `interval` until the governor is dropped.
+    fn advise(&self, interval: Duration) {
         while !self.ledger.is_closed() {
-            std::thread::park_timeout(crate::advice::DRAIN_INTERVAL);
+            std::thread::park_timeout(interval);
             if self.ledger.is_closed() {
                 break;
             }

@@ -43,7 +43,9 @@ mod slot;
 mod stats;
 
 pub use admission::{Admission, rejection_warning};
-pub use advice::{Advice, AdvicePoint, AdvisorOptions, DRAIN_INTERVAL, QUEUE_EVENTS};
+pub use advice::{
+    Advice, AdvicePoint, AdvisorOptions, DRAIN_INTERVAL, MAX_QUEUE_EVENTS, QUEUE_EVENTS,
+};
 pub use clock::{Clock, ManualClock};
 pub use config::{CacheConfig, Expiry};
 pub use contain::LoaderPanicked;

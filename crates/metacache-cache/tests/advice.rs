@@ -7,7 +7,10 @@ mod common;
 use std::time::Duration;
 
 use common::advice::{Case, Payload, cases, compare, errors, replay, value_bytes};
-use metacache_cache::{AdvisorOptions, CacheConfig, GovernorOptions, ManagedCache, MemoryGovernor};
+use metacache_cache::{
+    AdvisorOptions, CacheConfig, GovernorOptions, MAX_QUEUE_EVENTS, ManagedCache, MemoryGovernor,
+    QUEUE_EVENTS,
+};
 
 fn options() -> AdvisorOptions {
     AdvisorOptions {
@@ -174,12 +177,52 @@ fn still_cache(
     let (clock, _) = metacache_cache::Clock::manual();
     let governor = MemoryGovernor::with_options(GovernorOptions {
         clock,
+        // The test drains (`advise_now`) between its bursts.
+        drain_interval: None,
         ..GovernorOptions::default()
     });
     let catalog = governor.catalog_budget("c", None);
     let config = CacheConfig::new(name, None, 1_000_000).with_advisor(Some(options));
     let cache = ManagedCache::new(config, &governor, &catalog);
     (governor, cache)
+}
+
+/// The governor's advisor thread drains every advisor on its own: with nobody reading the
+/// curve, the queued requests reach the simulation (whose memory is then charged). Without the
+/// thread, a queue filled between two reads of the curve and lost the rest.
+#[test]
+fn the_advisor_thread_drains_without_a_reader() {
+    let governor = MemoryGovernor::with_options(GovernorOptions::default());
+    let catalog = governor.catalog_budget("c", None);
+    let config = CacheConfig::new("drained", None, 1_000_000).with_advisor(Some(options()));
+    let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
+    assert_eq!(cache.advisor_bytes(), 0, "nothing drained yet");
+    for key in 0..100u64 {
+        cache.insert(key, Payload(value_bytes(key)));
+        assert!(cache.get(&key).is_some());
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while cache.advisor_bytes() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the advisor thread did not drain the queue within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Rounds of more requests than one queue holds, each given time to drain: nothing lost.
+    for _ in 0..4 {
+        for i in 0..(QUEUE_EVENTS as u64 / 2) {
+            assert!(cache.get(&(i % 100)).is_some());
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while cache.advisor_pending() > 0 {
+            assert!(std::time::Instant::now() < deadline, "not drained in 10 s");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    let advice = cache.advice().expect("on");
+    assert_eq!(advice.dropped_events, 0, "{advice:?}");
+    assert_eq!(advice.sampled_keys, 100, "{advice:?}");
 }
 
 /// Requests faster than the advisor drains overflow its bounded queue: the events that do not
@@ -197,14 +240,22 @@ fn an_advisor_that_cannot_keep_up_samples_fewer_keys() {
     }
     let before = cache.advice().expect("on");
     assert_eq!((before.dropped_events, before.sampling_rate), (0, 1.0));
-    // Bursts of 10,000 hits between drains (the queue holds 512 events): one burst is
-    // forgiven, the second in a row sheds keys.
-    for _ in 0..2 {
+    // Bursts of 10,000 hits between drains, more than the queue holds even at its largest: the
+    // queue grows from QUEUE_EVENTS to MAX_QUEUE_EVENTS first (four doublings), then one burst
+    // at its largest is forgiven, and the second in a row sheds keys.
+    let burst = || {
         for i in 0..10_000u64 {
             assert!(cache.get(&(i % 2_000)).is_some());
         }
         cache.advise_now();
+    };
+    let doublings = (MAX_QUEUE_EVENTS / QUEUE_EVENTS).ilog2();
+    for _ in 0..doublings + 1 {
+        burst();
     }
+    let grown = cache.advice().expect("on");
+    assert_eq!(grown.sampling_rate, 1.0, "{grown:?}");
+    burst();
     let after = cache.advice().expect("on");
     assert!(after.dropped_events > 10_000, "{after:?}");
     assert!(after.sample_limit < before.sample_limit, "{after:?}");
@@ -213,6 +264,37 @@ fn an_advisor_that_cannot_keep_up_samples_fewer_keys() {
         after.sampled_keys <= after.sample_limit && after.sampled_keys >= 64,
         "{after:?}"
     );
+}
+
+/// A burst larger than the queue (a drain that came late) costs events once: the queue grows,
+/// the same burst later loses nothing, and no key leaves the sample for it.
+#[test]
+fn a_late_drain_grows_the_queue_instead_of_shedding_keys() {
+    let (_governor, cache) = still_cache("late", options());
+    for key in 0..100u64 {
+        cache.insert(key, Payload(value_bytes(key)));
+    }
+    cache.advise_now();
+    let before = cache.advice().expect("on").reserved_bytes;
+    let burst = || {
+        for i in 0..(QUEUE_EVENTS as u64 * 3 / 2) {
+            assert!(cache.get(&(i % 100)).is_some());
+        }
+        cache.advise_now();
+    };
+    burst();
+    let first = cache.advice().expect("on");
+    assert!(
+        first.dropped_events > 0,
+        "the first burst overflows: {first:?}"
+    );
+    assert!(first.reserved_bytes > before, "the larger queue is charged");
+    for _ in 0..3 {
+        burst();
+    }
+    let later = cache.advice().expect("on");
+    assert_eq!(later.dropped_events, first.dropped_events, "{later:?}");
+    assert_eq!((later.sampling_rate, later.sampled_keys), (1.0, 100));
 }
 
 /// One hot key in a binding sample, hit far faster than the queue drains: its flood fills the

@@ -106,6 +106,7 @@ async fn expired_values_are_swept_while_reclamation_requests_keep_coming() {
         node_limit: Some(1 << 20),
         clock,
         sweep_interval: Duration::from_millis(50),
+        ..GovernorOptions::default()
     });
     let catalog = governor.catalog_budget("c", None);
     let expiring = metacache_cache::ManagedCache::<String, Blob>::new(

@@ -25,9 +25,11 @@
 //! event into a bounded queue ([`QUEUE_EVENTS`]; reports into their own, [`REPORT_EVENTS`]).
 //! The simulation runs off the request path: the governor's advisor thread drains every queue
 //! every [`DRAIN_INTERVAL`] (and reading the curve drains first). A queue that fills drops
-//! events, and the next drain lowers the sampling rate until the advisor keeps up — it sheds
-//! keys, never a key's requests — unless one key floods it: that key is made heavy, and the
-//! hits of the hottest heavy sampled keys are not queued ([`MUTED_KEYS`]).
+//! events, and the next drain doubles its room, up to [`MAX_QUEUE_EVENTS`]: a drain that came
+//! late (a busy machine, a burst of requests) loses nothing the next time. A queue that
+//! overflows at its largest, two drains in a row, lowers the sampling rate until the advisor
+//! keeps up — it sheds keys, never a key's requests — unless one key floods it: that key is
+//! made heavy, and the hits of the hottest heavy sampled keys are not queued ([`MUTED_KEYS`]).
 //! Memory — queue, sample, miniatures, heavy keys — is bounded by the sample size and charged
 //! to the node's ledger (not the catalog's: the cache's map sizes itself by the catalog's
 //! limits); a refused reservation, or a node still short after every value was reclaimed,
@@ -115,12 +117,18 @@ pub struct Advice {
     pub requests_per_minute: f64,
     /// Bytes the advisor holds in the ledger.
     pub reserved_bytes: u64,
-    /// Events dropped because the advisor's queue was full (each time, the sample shrank).
+    /// Events dropped because the advisor's queue was full (each time, the queue grew or the
+    /// sample shrank).
     pub dropped_events: u64,
 }
 
-/// Events a queue holds between two drains; more are dropped (and the rate lowered).
+/// Events a queue holds between two drains at first; more are dropped, and the queue grows.
 pub const QUEUE_EVENTS: usize = 512;
+
+/// Events a queue holds between two drains at the most: an overflow at this size lowers the
+/// rate. 8,192 events are 256 KiB (twice: the drained buffer is kept for the next drain),
+/// charged like the rest of the advisor.
+pub const MAX_QUEUE_EVENTS: usize = 16 * QUEUE_EVENTS;
 
 /// Heavy-key reports a queue holds between two drains, apart from the other events: a flood of
 /// requests of one key (which fills the queue) must not starve the reports that make it heavy
@@ -170,13 +178,25 @@ impl Event {
 }
 
 /// The queue between the request path and the simulation.
-#[derive(Default)]
 struct Queue {
+    /// Events held between two drains at most ([`QUEUE_EVENTS`] to [`MAX_QUEUE_EVENTS`]).
+    room: usize,
     events: Vec<Event>,
     /// Heavy-key reports ([`REPORT_EVENTS`] at most).
     reports: Vec<Event>,
     /// Events dropped because the queue was full, since the last drain.
     dropped: u64,
+}
+
+impl Default for Queue {
+    fn default() -> Self {
+        Self {
+            room: QUEUE_EVENTS,
+            events: Vec::new(),
+            reports: Vec::new(),
+            dropped: 0,
+        }
+    }
 }
 
 /// The simulation and its reservation, behind the advisor's lock.
@@ -189,9 +209,11 @@ struct Simulation {
     spare_reports: Vec<Event>,
     /// Events dropped in all (reported by the advice).
     dropped: u64,
-    /// Whether the last drain found the queue overflowed: the sample shrinks only when two
-    /// drains in a row do, so that a burst (a cache built and read at once, before its first
-    /// drain set the rate) does not shrink it for good.
+    /// The queue's room ([`Queue::room`], which only the simulation changes).
+    room: usize,
+    /// Whether the last drain found the queue overflowed at its largest: the sample shrinks
+    /// only when two drains in a row do, so that a burst (a cache built and read at once,
+    /// before its first drain set the rate) does not shrink it for good.
     overflowed: bool,
 }
 
@@ -234,6 +256,7 @@ impl Advisor {
                 spare: Vec::new(),
                 spare_reports: Vec::new(),
                 dropped: 0,
+                room: QUEUE_EVENTS,
                 overflowed: false,
             }),
         }
@@ -292,9 +315,10 @@ impl Advisor {
             }
             return;
         }
-        if queue.events.len() < QUEUE_EVENTS {
+        if queue.events.len() < queue.room {
             if queue.events.capacity() == 0 {
-                queue.events.reserve_exact(QUEUE_EVENTS);
+                let room = queue.room;
+                queue.events.reserve_exact(room);
             }
             queue.events.push(event);
         } else {
@@ -303,7 +327,8 @@ impl Advisor {
     }
 
     /// Runs the queued events through the simulation; `served` reads the cache's totals. A
-    /// queue that overflowed lowers the sample to what the advisor kept up with.
+    /// queue that overflowed grows; one that overflowed at its largest lowers the sample to
+    /// what the advisor kept up with.
     pub(crate) fn drain(&self, served: impl FnOnce() -> Served) {
         if self.retired.load(Relaxed) {
             return;
@@ -324,7 +349,8 @@ impl Advisor {
         let processed = simulation.spare.len();
         if dropped > 0 {
             // An overflow: a key behind an eighth of the queue floods it — heavy from now on,
-            // so that its hits stop being queued ([`MUTED_KEYS`]) before the sample sheds keys.
+            // so that its hits stop being queued ([`MUTED_KEYS`]) before the queue grows or the
+            // sample sheds keys.
             let mut counts: std::collections::HashMap<u64, (usize, u64)> = Default::default();
             for event in &simulation.spare {
                 if let Event::Request { hash, charge, .. } = *event {
@@ -334,7 +360,7 @@ impl Advisor {
                 }
             }
             for (hash, (count, charge)) in counts {
-                if count >= QUEUE_EVENTS / 8 {
+                if count >= processed / 8 {
                     state.flood(hash, charge);
                 }
             }
@@ -365,14 +391,20 @@ impl Advisor {
             }
         }
         simulation.dropped += dropped;
-        if dropped > 0 && simulation.overflowed {
+        let largest = simulation.room >= MAX_QUEUE_EVENTS;
+        if dropped > 0 && !largest {
+            // Room first: the drain may only have come late. The queue's buffers grow as they
+            // fill, charged below.
+            simulation.room = (simulation.room * 2).min(MAX_QUEUE_EVENTS);
+            self.queue.lock().room = simulation.room;
+        } else if dropped > 0 && simulation.overflowed {
             // Keep the share of the sample the queue had room for, with a margin, and at
             // least a quarter of it per drain.
             let kept = processed as f64 / (processed as f64 + dropped as f64);
             let keys = (state.sampler.len() as f64 * (kept * 0.8).max(0.25)) as usize;
             state.shed(keys.max(MIN_SAMPLE_KEYS));
         }
-        simulation.overflowed = dropped > 0;
+        simulation.overflowed = dropped > 0 && largest;
         self.threshold.store(state.sampler.threshold(), Relaxed);
         let muted = state.heavy_sampled(MUTED_KEYS);
         // None muted while the list changes (a hit queued then is simulated, or ignored as
@@ -388,7 +420,7 @@ impl Advisor {
     /// Keeps the reservation at or above what the advisor holds. A refusal stops the advisor
     /// for good (its memory would otherwise be held outside the ledger).
     fn charge(&self, simulation: &mut Simulation) {
-        let queues = 2 * (QUEUE_EVENTS + REPORT_EVENTS) * std::mem::size_of::<Event>();
+        let queues = 2 * (simulation.room + REPORT_EVENTS) * std::mem::size_of::<Event>();
         let held = FIXED_BYTES + queues as u64 + simulation.state.bytes();
         if held <= simulation.reserved {
             return;
@@ -420,6 +452,12 @@ impl Advisor {
         advice
     }
 
+    /// Events queued and not drained yet.
+    pub(crate) fn pending(&self) -> usize {
+        let queue = self.queue.lock();
+        queue.events.len() + queue.reports.len()
+    }
+
     /// Bytes held in the ledger now.
     pub(crate) fn reserved(&self) -> u64 {
         self.simulation.lock().reserved
@@ -436,6 +474,7 @@ impl Advisor {
         self.retired.store(true, Relaxed);
         self.threshold.store(0, Relaxed);
         *self.queue.lock() = Queue::default();
+        simulation.room = QUEUE_EVENTS;
         simulation.spare = Vec::new();
         simulation.spare_reports = Vec::new();
         let options = AdvisorOptions {

@@ -37,6 +37,11 @@ where
         self.inner.drain_advisor();
     }
 
+    /// Events queued for the quota advisor's simulation, not drained yet (0 without one).
+    pub fn advisor_pending(&self) -> usize {
+        self.inner.advisor.as_ref().map_or(0, Advisor::pending)
+    }
+
     /// Bytes the quota advisor holds in the node's ledger (0 without an advisor).
     pub fn advisor_bytes(&self) -> u64 {
         self.inner.advisor.as_ref().map_or(0, Advisor::reserved)

@@ -99,6 +99,10 @@ where
             .map_or(0, crate::advice::Advisor::reserved)
     }
 
+    fn advise(&self) {
+        self.drain_advisor();
+    }
+
     fn rescale(&self) {
         let scale = Scale::new(
             self.accounting.budget.effective_limit(),

@@ -161,6 +161,8 @@ pub fn replay(
         node_limit: None,
         clock,
         sweep_interval: Duration::from_secs(24 * 3600),
+        // The replay drains at its own pace, in trace time (below).
+        drain_interval: None,
     });
     let catalog = governor.catalog_budget("c", limit);
     let cache: ManagedCache<u64, Payload> =

@@ -54,6 +54,7 @@ pub fn node(limit: Option<u64>) -> Node {
         node_limit: limit,
         clock,
         sweep_interval: Duration::from_secs(3600),
+        ..GovernorOptions::default()
     });
     Node {
         governor,
