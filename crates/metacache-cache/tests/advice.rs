@@ -115,7 +115,12 @@ fn the_advisor_is_bounded_charged_and_released() {
     }
     let advice = cache.advice().expect("on");
     assert_eq!(advice.dropped_events, 0, "drained in time");
-    assert_eq!(advice.sampled_keys, 256);
+    // A full sample sheds a quarter at once: between 192 and 256 keys.
+    assert!(
+        (192..=256).contains(&advice.sampled_keys),
+        "{} keys",
+        advice.sampled_keys
+    );
     assert!(advice.sampling_rate < 0.01, "rate {}", advice.sampling_rate);
     assert!(advice.reserved_bytes > 0);
     assert!(

@@ -111,11 +111,15 @@ pub(super) struct Miniature {
 }
 
 impl Miniature {
-    /// A miniature of the cache at `size` bytes, for keys sampled at `rate`, at most `keys` of
-    /// them (which bounds what quick_cache prepares for).
-    pub(super) fn new(size: u64, rate: f64, keys: usize, policy: &Policy) -> Self {
+    /// A miniature of the cache at `size` bytes, for keys sampled at `rate`. Its ghost history
+    /// is sized as the real cache's map at `size` sizes its own (half the values it expects),
+    /// scaled by the rate — not bounded by the keys sampled so far: a size added while the
+    /// sample was still filling kept a ghost history up to four times too short ever after, and
+    /// with it fewer values recognised on their return (Zipf 0.6, 64–256 MiB: 0.02–0.07 under
+    /// the exact curve). quick_cache allocates nothing for it up front.
+    pub(super) fn new(size: u64, rate: f64, policy: &Policy) -> Self {
         let capacity = scaled(size, rate);
-        let count = (policy.count_capacity as f64 * rate).clamp(1.0, keys.max(1) as f64);
+        let count = (policy.count_capacity as f64 * rate).max(1.0);
         let expected = (capacity as f64 / BYTES_PER_EXPECTED_VALUE).clamp(1.0, count);
         let options = OptionsBuilder::new()
             .estimated_items_capacity(expected as usize)
@@ -364,7 +368,7 @@ mod tests {
     #[test]
     fn a_miniature_at_rate_one_is_the_cache_itself() {
         let p = policy();
-        let mut mini = Miniature::new(10_000, 1.0, 1 << 20, &p);
+        let mut mini = Miniature::new(10_000, 1.0, &p);
         assert!(!mini.access(1, 1000, 0, &p));
         assert!(mini.access(1, 1000, 1, &p));
         // Twenty 1,000-byte values do not fit in 10,000 bytes: a loop over them misses.
@@ -383,7 +387,7 @@ mod tests {
             ttl_nanos: 100,
             ..policy()
         };
-        let mut mini = Miniature::new(1 << 20, 1.0, 1 << 20, &p);
+        let mut mini = Miniature::new(1 << 20, 1.0, &p);
         mini.access(1, 600, 0, &p);
         assert!(mini.access(1, 600, 50, &p), "fresh");
         assert!(!mini.access(1, 600, 100, &p), "expired after write");
@@ -395,7 +399,7 @@ mod tests {
     #[test]
     fn a_value_too_large_for_the_full_size_is_never_held() {
         let p = policy();
-        let mut mini = Miniature::new(1000, 1.0, 1 << 20, &p);
+        let mut mini = Miniature::new(1000, 1.0, &p);
         mini.access(1, 5000, 0, &p);
         assert!(!mini.access(1, 5000, 1, &p));
         assert_eq!(mini.len(), 0);
@@ -404,7 +408,7 @@ mod tests {
     #[test]
     fn an_unknown_charge_is_stored_when_it_is_learned() {
         let p = policy();
-        let mut mini = Miniature::new(1 << 20, 1.0, 1 << 20, &p);
+        let mut mini = Miniature::new(1 << 20, 1.0, &p);
         assert!(!mini.access(7, 0, 0, &p));
         assert_eq!(mini.len(), 0);
         mini.learn(7, 700, 0, &p);

@@ -13,9 +13,6 @@ use super::mini::{Miniature, Policy};
 use super::sample::Sampler;
 use super::{Advice, AdvicePoint, AdvisorOptions, nanos};
 
-/// Keys a miniature prepares for at least (its map grows past them).
-const MINI_PREPARED_KEYS: usize = 256;
-
 /// The largest size of the grid (1 TiB).
 pub(super) const LARGEST: u64 = 1 << 40;
 
@@ -73,9 +70,8 @@ impl State {
     pub(super) fn new(policy: Policy, options: AdvisorOptions, now: u64) -> Self {
         Self {
             sampler: Sampler::new(options.sample_keys),
-            // Prepared for few keys: its table grows with the sample (and it never evicts
-            // for bytes, so its ghost history hardly matters).
-            unbounded: Miniature::new(LARGEST, 1.0, MINI_PREPARED_KEYS, &policy),
+            // It never evicts for bytes, so its ghost history stays empty.
+            unbounded: Miniature::new(LARGEST, 1.0, &policy),
             heavy: Heavy::new((options.sample_keys / 4).max(64)),
             policy,
             minis: Vec::new(),
@@ -270,8 +266,7 @@ impl State {
                 }
                 Some(_) => break,
             };
-            let keys = self.sampler.len().max(MINI_PREPARED_KEYS);
-            let mut mini = Miniature::new(next, rate, keys, &self.policy);
+            let mut mini = Miniature::new(next, rate, &self.policy);
             mini.fill_from(&self.unbounded);
             self.minis.push(mini);
         }
