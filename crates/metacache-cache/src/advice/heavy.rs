@@ -187,18 +187,40 @@ impl Heavy {
     }
 }
 
-/// Of `keys` (by hits, most first), the hits and bytes of those that fit in `size` bytes,
-/// hottest first (a key that does not fit is skipped, a smaller one after it may).
-pub(super) fn fitting(keys: &[(f64, u64)], size: u64) -> (f64, u64) {
-    let room = (size as f64 * 0.97) as u64;
-    let (mut hits, mut bytes) = (0.0, 0u64);
+/// What the heavy keys that fit take: their hits, the weight they take of the cache's bytes,
+/// and the values they take of its count capacity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Fitting {
+    pub(super) hits: f64,
+    pub(super) weight: u64,
+    pub(super) values: u64,
+}
+
+/// Of `keys` (by hits, most first), those that fit in `size` bytes (`None`: unlimited) and
+/// `count` values, hottest first (a key that does not fit is skipped, a smaller one after it
+/// may). Each weighs at least `size / count`, as the real cache weighs a value (`Scale`): heavy
+/// keys take count slots too, or a count-bound cache would be predicted with its heavy keys
+/// *and* a full count of other values.
+pub(super) fn fitting(keys: &[(f64, u64)], size: Option<u64>, count: u64) -> Fitting {
+    let count = count.max(1);
+    let (room, quantum) = match size {
+        Some(size) => ((size as f64 * 0.97) as u64, size.div_ceil(count)),
+        None => (u64::MAX, 0),
+    };
+    let mut fit = Fitting {
+        hits: 0.0,
+        weight: 0,
+        values: 0,
+    };
     for &(key_hits, charge) in keys {
-        if bytes + charge <= room {
-            hits += key_hits;
-            bytes += charge;
+        let weight = charge.max(quantum);
+        if fit.values < count && fit.weight.saturating_add(weight) <= room {
+            fit.hits += key_hits;
+            fit.weight += weight;
+            fit.values += 1;
         }
     }
-    (hits, bytes)
+    fit
 }
 
 #[cfg(test)]
@@ -250,8 +272,16 @@ mod tests {
     #[test]
     fn the_hottest_keys_that_fit_count() {
         let keys = [(100.0, 600), (50.0, 600), (10.0, 100)];
-        assert_eq!(fitting(&keys, 1000), (110.0, 700));
-        assert_eq!(fitting(&keys, 2000), (160.0, 1300));
-        assert_eq!(fitting(&keys, 10), (0.0, 0));
+        let fit = |size, count| {
+            let f = fitting(&keys, size, count);
+            (f.hits, f.weight, f.values)
+        };
+        assert_eq!(fit(Some(1000), 1000), (110.0, 700, 2));
+        assert_eq!(fit(Some(2000), 1000), (160.0, 1300, 3));
+        assert_eq!(fit(Some(10), 1000), (0.0, 0, 0));
+        // Count-bound: each value weighs at least 2000 / 2, and two values at most fit.
+        assert_eq!(fit(Some(2000), 2), (100.0, 1000, 1));
+        assert_eq!(fit(None, 2), (150.0, 1200, 2));
+        assert_eq!(fit(None, 1000), (160.0, 1300, 3));
     }
 }

@@ -359,22 +359,30 @@ impl State {
 
     /// The predicted hit ratio at `size` bytes (`None`: unlimited) over `requests` requests:
     /// the heavy keys (`heavy`, by hits) that fit, and the miniatures' ratio for the rest at the
-    /// bytes the heavy keys leave.
+    /// bytes and count slots the heavy keys leave. The miniatures bound every size by the
+    /// cache's whole count capacity, so the slots the heavy keys take are given to the rest as
+    /// bytes: no more than the slots left hold at the sample's mean value (a cache allowed `k`
+    /// values behaves much as one whose bytes hold `k`).
     fn predict(&self, size: Option<u64>, heavy: &[(f64, u64)], requests: f64) -> f64 {
         let heavy_hits: f64 = heavy.iter().map(|k| k.0).sum();
-        let (fitting_hits, rest) = match size {
-            None => (heavy_hits, None),
-            Some(size) => {
-                let (hits, bytes) = fitting(heavy, size);
-                (hits, Some(size.saturating_sub(bytes)))
-            }
+        let count = self.policy.count_capacity;
+        let fit = fitting(heavy, size, count);
+        let mean = self.sampler.known_bytes() as f64 / self.sampler.len().max(1) as f64;
+        let by_count = (fit.values > 0 && mean > 0.0)
+            .then(|| (count.saturating_sub(fit.values) as f64 * mean).min(u64::MAX as f64) as u64);
+        let rest = match (size, by_count) {
+            (Some(size), by_count) => Some(
+                size.saturating_sub(fit.weight)
+                    .min(by_count.unwrap_or(u64::MAX)),
+            ),
+            (None, by_count) => by_count,
         };
         let rest_ratio = match rest {
             Some(0) => 0.0,
             rest => self.ratio_at(rest),
         };
         let rest_requests = (requests - heavy_hits).max(0.0);
-        ((fitting_hits + rest_ratio * rest_requests) / requests).clamp(0.0, 1.0)
+        ((fit.hits + rest_ratio * rest_requests) / requests).clamp(0.0, 1.0)
     }
 
     /// The miniatures' hit ratio at `limit` bytes (`None`: unlimited), interpolated between
