@@ -433,10 +433,10 @@ fn curves_recorded_from_concurrent_clients_follow_concurrent_replays() {
     assert!(compared.len() >= 8, "{compared:#?}");
     // The largest errors are at caches of one or two values with a few dozen requests (the
     // Paimon schema cache: 20, so its hit rate moves in steps of 0.05), where three
-    // interleavings do not span what a fourth does: 0.06–0.10 in the runs so far
-    // (docs/benchmarks.md).
+    // interleavings do not span what a fourth does: 0.03–0.10 in the runs so far, 0.10 being
+    // two requests of that cache (docs/benchmarks.md); the bound allows four.
     assert!(
-        mae <= 0.02 && max <= 0.15,
+        mae <= 0.02 && max <= 0.2,
         "MAE {mae:.4}, max {max:.4}: {compared:#?}"
     );
 }
