@@ -429,11 +429,13 @@ async fn caches_of_one_entry_token_share_its_budget() {
     );
     assert_eq!(mvcc.stats().max_weight, limit as i64);
     assert_eq!(list_stats.max_weight, limit as i64);
-    // Full, unless the reclamation the rejection asked for already evicted one value (the
-    // background worker may run before this line).
+    // Full, unless the reclamation the rejection asked for already ran (the background worker
+    // may run before this line): it frees the deficit, one value, and a low-watermark margin
+    // of the limit besides, which here takes a second value. (Accepting one value only failed
+    // 3 to 4 runs in 30.)
     let used = catalog.budget().used();
     assert!(
-        used == limit || used == limit - charge(1000),
+        [limit, limit - charge(1000), limit - 2 * charge(1000)].contains(&used),
         "used {used} of {limit}"
     );
     let table = cache(&catalog, ICEBERG_TABLE);
