@@ -179,7 +179,8 @@ impl Event {
 
 /// The queue between the request path and the simulation.
 struct Queue {
-    /// Events held between two drains at most ([`QUEUE_EVENTS`] to [`MAX_QUEUE_EVENTS`]).
+    /// Events held between two drains at most ([`QUEUE_EVENTS`] to [`MAX_QUEUE_EVENTS`]; only a
+    /// drain changes it).
     room: usize,
     events: Vec<Event>,
     /// Heavy-key reports ([`REPORT_EVENTS`] at most).
@@ -209,8 +210,6 @@ struct Simulation {
     spare_reports: Vec<Event>,
     /// Events dropped in all (reported by the advice).
     dropped: u64,
-    /// The queue's room ([`Queue::room`], which only the simulation changes).
-    room: usize,
     /// Whether the last drain found the queue overflowed at its largest: the sample shrinks
     /// only when two drains in a row do, so that a burst (a cache built and read at once,
     /// before its first drain set the rate) does not shrink it for good.
@@ -256,7 +255,6 @@ impl Advisor {
                 spare: Vec::new(),
                 spare_reports: Vec::new(),
                 dropped: 0,
-                room: QUEUE_EVENTS,
                 overflowed: false,
             }),
         }
@@ -335,14 +333,14 @@ impl Advisor {
         }
         let mut simulation = self.simulation.lock();
         let simulation = &mut *simulation;
-        let dropped = {
+        let (dropped, room) = {
             let mut queue = self.queue.lock();
             if queue.events.is_empty() && queue.reports.is_empty() && queue.dropped == 0 {
                 return;
             }
             std::mem::swap(&mut queue.events, &mut simulation.spare);
             std::mem::swap(&mut queue.reports, &mut simulation.spare_reports);
-            std::mem::take(&mut queue.dropped)
+            (std::mem::take(&mut queue.dropped), queue.room)
         };
         let served = served();
         let state = &mut simulation.state;
@@ -391,12 +389,11 @@ impl Advisor {
             }
         }
         simulation.dropped += dropped;
-        let largest = simulation.room >= MAX_QUEUE_EVENTS;
+        let largest = room >= MAX_QUEUE_EVENTS;
         if dropped > 0 && !largest {
             // Room first: the drain may only have come late. The queue's buffers grow as they
             // fill, charged below.
-            simulation.room = (simulation.room * 2).min(MAX_QUEUE_EVENTS);
-            self.queue.lock().room = simulation.room;
+            self.queue.lock().room = (room * 2).min(MAX_QUEUE_EVENTS);
         } else if dropped > 0 && simulation.overflowed {
             // Keep the share of the sample the queue had room for, with a margin, and at
             // least a quarter of it per drain.
@@ -420,7 +417,8 @@ impl Advisor {
     /// Keeps the reservation at or above what the advisor holds. A refusal stops the advisor
     /// for good (its memory would otherwise be held outside the ledger).
     fn charge(&self, simulation: &mut Simulation) {
-        let queues = 2 * (simulation.room + REPORT_EVENTS) * std::mem::size_of::<Event>();
+        let room = self.queue.lock().room;
+        let queues = 2 * (room + REPORT_EVENTS) * std::mem::size_of::<Event>();
         let held = FIXED_BYTES + queues as u64 + simulation.state.bytes();
         if held <= simulation.reserved {
             return;
@@ -474,7 +472,6 @@ impl Advisor {
         self.retired.store(true, Relaxed);
         self.threshold.store(0, Relaxed);
         *self.queue.lock() = Queue::default();
-        simulation.room = QUEUE_EVENTS;
         simulation.spare = Vec::new();
         simulation.spare_reports = Vec::new();
         let options = AdvisorOptions {

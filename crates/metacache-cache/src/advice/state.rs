@@ -370,12 +370,12 @@ impl State {
         let mean = self.sampler.known_bytes() as f64 / self.sampler.len().max(1) as f64;
         let by_count = (fit.values > 0 && mean > 0.0)
             .then(|| (count.saturating_sub(fit.values) as f64 * mean).min(u64::MAX as f64) as u64);
-        let rest = match (size, by_count) {
-            (Some(size), by_count) => Some(
+        let rest = match size {
+            Some(size) => Some(
                 size.saturating_sub(fit.weight)
                     .min(by_count.unwrap_or(u64::MAX)),
             ),
-            (None, by_count) => by_count,
+            None => by_count,
         };
         let rest_ratio = match rest {
             Some(0) => 0.0,
