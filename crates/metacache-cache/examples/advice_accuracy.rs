@@ -6,7 +6,8 @@
 //! and the advised cache unlimited; with `LIMIT_MIB` it runs under that byte limit, as a cache
 //! whose quota binds, and its curve is pinned there). With `REPLAYS=N` each size is replayed
 //! `N` times and the error is the distance from the replays' range (the real cache hashes with
-//! random seeds); the table then shows `predicted/lowest–highest`.
+//! random seeds); the table then shows `predicted/lowest–highest`. `ONLY=text` runs the traces
+//! whose name contains it.
 
 #![allow(clippy::print_stdout)] // the table is the output
 
@@ -46,7 +47,11 @@ fn main() {
         limit.map_or("nothing".to_string(), advice::human)
     );
     let mut all = Vec::new();
+    let only = std::env::var("ONLY").unwrap_or_default();
     for case in advice::cases(keys, accesses) {
+        if !case.name.contains(only.as_str()) {
+            continue;
+        }
         let started = std::time::Instant::now();
         let (compared, advice) = compare(&case, options, limit, threads, replays);
         let (mae, max) = errors(&compared);

@@ -22,6 +22,15 @@
 //! Only keys selected for at least [`PROMOTE_HITS`] hits count as heavy: below that the
 //! counts' spread would be a large error, and such a key is left to the sample.
 //!
+//! "Any policy keeps them" has one exception: a value invalidated (REFRESH TABLE, a
+//! metastore event) comes back as a newcomer, and the cache's small cold ring evicts a
+//! newcomer not read again soon enough — a second miss, at small sizes more often than at large
+//! ones. So the table counts each key's misses and invalidations too (its requests are its hits
+//! and misses), and at a size whose cold ring keeps a newcomer for `T` (the ring's bytes over
+//! the bytes stored a second there: `State::cold_life`), a key requested `λ` times a second
+//! loses `e^(−λT)` of a hit per invalidation (`examples/churn_probe.rs` checks it against the
+//! real cache).
+//!
 //! Invariant: at most `limit` keys; counts age with the miniatures' counts.
 
 use std::collections::HashMap;
@@ -33,6 +42,23 @@ struct HeavyKey {
     /// Hits by the counting reports: the estimate the curve uses.
     hits: f64,
     charge: u64,
+    /// Its misses since it entered the table (aged as the hits are).
+    misses: f64,
+    /// Times its value was invalidated since it entered the table (aged as the hits are).
+    invalidations: f64,
+}
+
+/// A heavy key as the curve uses it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Counted {
+    /// Its hits (the counting half's estimate).
+    pub(super) hits: f64,
+    /// Its misses: with the hits, its requests.
+    pub(super) misses: f64,
+    /// What its value is charged.
+    pub(super) charge: u64,
+    /// Times its value was invalidated.
+    pub(super) invalidations: f64,
 }
 
 /// One report: a hit that stands for [`REPORT_HITS`] hits of its value, in the selecting or the
@@ -108,9 +134,29 @@ impl Heavy {
                 selected,
                 hits,
                 charge,
+                misses: 0.0,
+                invalidations: 0.0,
             },
         );
         selected >= PROMOTE_HITS
+    }
+
+    /// The key of `hash` missed (counted if it is in the table).
+    pub(super) fn missed(&mut self, hash: u64) {
+        if let Some(key) = self.keys.get_mut(&hash) {
+            key.misses += 1.0;
+        }
+    }
+
+    /// The value of the key of `hash` was invalidated; returns whether the key is heavy.
+    pub(super) fn invalidated(&mut self, hash: u64) -> bool {
+        match self.keys.get_mut(&hash) {
+            Some(key) => {
+                key.invalidations += 1.0;
+                key.selected >= PROMOTE_HITS
+            }
+            None => false,
+        }
     }
 
     /// Halves the counts; keys left with less than one hit go.
@@ -118,6 +164,8 @@ impl Heavy {
         self.keys.retain(|_, key| {
             key.selected /= 2.0;
             key.hits /= 2.0;
+            key.misses /= 2.0;
+            key.invalidations /= 2.0;
             key.selected + key.hits >= 1.0
         });
     }
@@ -125,9 +173,21 @@ impl Heavy {
     /// The heavy keys, hottest first by their selecting count: (counted hits, charge). Ordered
     /// by the other half than the one they report, for the same reason as the selection: the
     /// keys that fit a small size first would otherwise be those counted high by luck.
-    pub(super) fn by_hits(&self) -> Vec<(f64, u64)> {
+    pub(super) fn by_hits(&self) -> Vec<Counted> {
         let heavy = self.hottest_first().into_iter();
-        heavy.map(|(_, key)| (key.hits, key.charge)).collect()
+        heavy
+            .map(|(_, key)| Counted {
+                hits: key.hits,
+                misses: key.misses,
+                charge: key.charge,
+                invalidations: key.invalidations,
+            })
+            .collect()
+    }
+
+    /// The hashes of every key in the table, heavy or not yet.
+    pub(super) fn tracked(&self) -> Vec<u64> {
+        self.keys.keys().copied().collect()
     }
 
     /// The hashes of the heavy keys, hottest first by their selecting count.
@@ -168,6 +228,8 @@ impl Heavy {
                 selected: PROMOTE_HITS,
                 hits: 0.0,
                 charge,
+                misses: 0.0,
+                invalidations: 0.0,
             },
         );
         true
@@ -200,8 +262,14 @@ pub(super) struct Fitting {
 /// `count` values, hottest first (a key that does not fit is skipped, a smaller one after it
 /// may). Each weighs at least `size / count`, as the real cache weighs a value (`Scale`): heavy
 /// keys take count slots too, or a count-bound cache would be predicted with its heavy keys
-/// *and* a full count of other values.
-pub(super) fn fitting(keys: &[(f64, u64)], size: Option<u64>, count: u64) -> Fitting {
+/// *and* a full count of other values. `lost` says how many of a fitting key's hits this size
+/// loses to its invalidations (see the module's doc).
+pub(super) fn fitting(
+    keys: &[Counted],
+    size: Option<u64>,
+    count: u64,
+    lost: impl Fn(&Counted) -> f64,
+) -> Fitting {
     let count = count.max(1);
     let (room, quantum) = match size {
         Some(size) => ((size as f64 * 0.97) as u64, size.div_ceil(count)),
@@ -212,10 +280,10 @@ pub(super) fn fitting(keys: &[(f64, u64)], size: Option<u64>, count: u64) -> Fit
         weight: 0,
         values: 0,
     };
-    for &(key_hits, charge) in keys {
-        let weight = charge.max(quantum);
+    for key in keys {
+        let weight = key.charge.max(quantum);
         if fit.values < count && fit.weight.saturating_add(weight) <= room {
-            fit.hits += key_hits;
+            fit.hits += (key.hits - lost(key)).max(0.0);
             fit.weight += weight;
             fit.values += 1;
         }
@@ -227,13 +295,17 @@ pub(super) fn fitting(keys: &[(f64, u64)], size: Option<u64>, count: u64) -> Fit
 mod tests {
     use super::*;
 
+    fn hits(heavy: &Heavy) -> Vec<(f64, u64)> {
+        heavy.by_hits().iter().map(|k| (k.hits, k.charge)).collect()
+    }
+
     #[test]
     fn a_full_table_keeps_the_most_reported_keys() {
         const SELECTS: Report = Report { selects: true };
         const COUNTS: Report = Report { selects: false };
         let mut heavy = Heavy::new(2);
         assert!(!heavy.report(1, 100, COUNTS), "counted, not selected");
-        assert!(heavy.by_hits().is_empty());
+        assert!(hits(&heavy).is_empty());
         assert!(!heavy.report(1, 100, SELECTS), "not heavy yet");
         assert!(!heavy.report(2, 100, SELECTS));
         assert!(heavy.report(1, 100, SELECTS), "256 selected hits: heavy");
@@ -244,15 +316,15 @@ mod tests {
         );
         assert!(!heavy.keys.contains_key(&3));
         // The estimate is the counting half only, not the selecting half that made it heavy.
-        assert_eq!(heavy.by_hits(), vec![(128.0, 100)]);
+        assert_eq!(hits(&heavy), vec![(128.0, 100)]);
         heavy.report(1, 100, COUNTS);
-        assert_eq!(heavy.by_hits(), vec![(256.0, 100)]);
+        assert_eq!(hits(&heavy), vec![(256.0, 100)]);
         heavy.age();
         assert!(!heavy.report(3, 100, SELECTS), "key 2 (64 hits) replaced");
         assert!(!heavy.keys.contains_key(&2) && heavy.keys.contains_key(&3));
         assert!(heavy.report(3, 100, SELECTS), "heavy");
         assert!(heavy.report(1, 100, SELECTS), "heavy again");
-        assert_eq!(heavy.by_hits(), vec![(128.0, 100), (0.0, 100)]);
+        assert_eq!(hits(&heavy), vec![(128.0, 100), (0.0, 100)]);
     }
 
     #[test]
@@ -263,17 +335,59 @@ mod tests {
         assert!(!heavy.promote(2, 300), "heavy already");
         assert_eq!(heavy.hottest(), vec![2]);
         assert_eq!(
-            heavy.by_hits(),
+            hits(&heavy),
             vec![(0.0, 300)],
             "its hits counted from now on"
         );
     }
 
     #[test]
+    fn misses_and_invalidations_of_tracked_keys_count_and_age() {
+        let mut heavy = Heavy::new(4);
+        heavy.missed(1);
+        assert!(!heavy.invalidated(1), "not in the table: nothing counted");
+        heavy.report(1, 100, Report { selects: true });
+        heavy.missed(1);
+        assert!(!heavy.invalidated(1), "in the table, not heavy yet");
+        assert!(heavy.report(1, 100, Report { selects: true }));
+        heavy.missed(1);
+        assert!(heavy.invalidated(1), "heavy");
+        assert_eq!(heavy.tracked(), vec![1]);
+        let counted = heavy.by_hits()[0];
+        assert_eq!((counted.misses, counted.invalidations), (2.0, 2.0));
+        heavy.report(1, 100, Report { selects: true });
+        heavy.report(1, 100, Report { selects: true });
+        heavy.age();
+        let counted = heavy.by_hits()[0];
+        assert_eq!((counted.misses, counted.invalidations), (1.0, 1.0));
+    }
+
+    #[test]
+    fn a_fitting_key_loses_what_its_invalidations_cost() {
+        let key = |hits, invalidations| Counted {
+            hits,
+            misses: invalidations,
+            charge: 100,
+            invalidations,
+        };
+        let keys = [key(100.0, 10.0), key(50.0, 0.0), key(5.0, 20.0)];
+        let lost = |k: &Counted| k.invalidations * 0.5;
+        // Each invalidation costs half a hit here; a key never loses more than its hits.
+        assert_eq!(fitting(&keys, None, 10, lost).hits, 95.0 + 50.0);
+        assert_eq!(fitting(&keys, Some(100), 10, lost).hits, 0.0, "none fits");
+        assert_eq!(fitting(&keys, None, 10, |_| 0.0).hits, 155.0);
+    }
+
+    #[test]
     fn the_hottest_keys_that_fit_count() {
-        let keys = [(100.0, 600), (50.0, 600), (10.0, 100)];
+        let keys = [(100.0, 600), (50.0, 600), (10.0, 100)].map(|(hits, charge)| Counted {
+            hits,
+            misses: 0.0,
+            charge,
+            invalidations: 0.0,
+        });
         let fit = |size, count| {
-            let f = fitting(&keys, size, count);
+            let f = fitting(&keys, size, count, |_| 0.0);
             (f.hits, f.weight, f.values)
         };
         assert_eq!(fit(Some(1000), 1000), (110.0, 700, 2));

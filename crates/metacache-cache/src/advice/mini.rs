@@ -22,8 +22,9 @@ use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
 use crate::frequency::FrequencyAdmission;
 use crate::slot::NEVER;
 
-/// quick_cache's share of a shard its hot ring may fill: the heaviest value a shard holds.
-const HOT_ALLOCATION: f64 = 0.97;
+/// quick_cache's share of a shard its hot ring may fill: the heaviest value a shard holds; the
+/// rest is the cold ring newcomers enter.
+pub(super) const HOT_ALLOCATION: f64 = 0.97;
 
 /// Bytes per value below which quick_cache expects more values than the capacity holds (its
 /// ghost history is half the expected values), as the real cache's map is built (`Scale`).
@@ -273,9 +274,22 @@ impl Miniature {
         self.earliest_deadline = earliest.get();
     }
 
-    /// The key left the sample.
+    /// The key left the sample, or it was invalidated (as `remove` does it: its ghost goes too).
     pub(super) fn forget(&mut self, key: u64) {
         self.map.remove(&key);
+    }
+
+    /// The key's held value was invalidated by a predicate (as `retain` does it: a ghost
+    /// stays, and a key returning after its value was evicted is still recognised).
+    pub(super) fn invalidate_held(&mut self, key: u64) {
+        self.map.remove_if(&key, |_| true);
+    }
+
+    /// Every value was invalidated: removed as the cache removes them (`retain`, which leaves
+    /// the ghost history as it is).
+    pub(super) fn clear(&mut self) {
+        self.map.retain(|_, _| false);
+        self.earliest_deadline = NEVER;
     }
 
     /// The sampling rate dropped to `rate`: the capacity follows (evicting as needed), and the
@@ -379,6 +393,22 @@ mod tests {
         }
         assert!(mini.len() <= 10);
         assert!(mini.hit_ratio() < 0.5);
+    }
+
+    #[test]
+    fn an_invalidated_value_misses_at_its_next_request() {
+        let p = policy();
+        let mut mini = Miniature::new(1 << 20, 1.0, &p);
+        for key in 1..=3 {
+            mini.access(key, 100, 0, &p);
+        }
+        mini.forget(2);
+        assert!(mini.access(1, 100, 1, &p));
+        assert!(!mini.access(2, 100, 1, &p), "invalidated");
+        mini.clear();
+        assert_eq!(mini.len(), 0);
+        assert!(!mini.access(1, 100, 2, &p), "every value invalidated");
+        assert!(mini.access(1, 100, 3, &p), "stored again");
     }
 
     #[test]

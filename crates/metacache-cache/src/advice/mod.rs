@@ -18,6 +18,8 @@
 //!   value, and the keys reported most are counted apart from the sample, whose error they
 //!   would dominate (one half of the reports picks them, the other counts them).
 //! - **Pinned** to the hit ratio the cache measures at its own limit.
+//! - **Invalidations** are events too: a value invalidated is gone at every size, and a
+//!   `Clear` (every value invalidated) is never lost to a full queue.
 //!
 //! # Cost
 //! A hit costs the advisor one load (is the key sampled?) and a test of its thread's hit number;
@@ -141,6 +143,10 @@ const REPORT_EVENTS: usize = 128;
 /// sampled key would only fill the queue and make the sample shed other keys.
 const MUTED_KEYS: usize = 16;
 
+/// Words of the filter of heavy keys' hashes the invalidation path reads (8,192 bits: with the
+/// table's 1,024 keys at most, one invalidation of another key in eight is queued needlessly).
+const HEAVY_FILTER_WORDS: usize = 128;
+
 /// The fewest keys shedding leaves in a sample.
 const MIN_SAMPLE_KEYS: usize = 64;
 
@@ -150,8 +156,9 @@ pub const DRAIN_INTERVAL: Duration = Duration::from_millis(25);
 /// Bytes reserved at a time, so that the ledger is not touched on every drain.
 const CHUNK: u64 = 16 << 10;
 
-/// Bytes of the advisor itself besides its queue, sample and miniatures.
-const FIXED_BYTES: u64 = 512;
+/// Bytes of the advisor itself besides its queue, sample and miniatures (its filter of heavy
+/// keys included).
+const FIXED_BYTES: u64 = 512 + 8 * HEAVY_FILTER_WORDS as u64;
 
 /// What happened, queued for the simulation.
 #[derive(Debug, Clone, Copy)]
@@ -167,12 +174,22 @@ enum Event {
         now: u64,
         report: Report,
     },
+    /// A sampled key's value was invalidated: no size holds it any more. `held` when only a
+    /// held value was removed (a predicate's invalidation keeps the key's ghost, as
+    /// quick_cache's `retain` does; removing a key drops its ghost too).
+    Invalidate { hash: u64, now: u64, held: bool },
+    /// Every value was invalidated (REFRESH CATALOG).
+    Clear { now: u64 },
 }
 
 impl Event {
     fn now(&self) -> u64 {
         match *self {
-            Event::Request { now, .. } | Event::Load { now, .. } | Event::Hits { now, .. } => now,
+            Event::Request { now, .. }
+            | Event::Load { now, .. }
+            | Event::Hits { now, .. }
+            | Event::Invalidate { now, .. }
+            | Event::Clear { now } => now,
         }
     }
 }
@@ -228,6 +245,10 @@ pub(crate) struct Advisor {
     muted: [AtomicU64; MUTED_KEYS],
     /// How many of `muted` are set (the hit path looks at no more).
     muted_len: AtomicUsize,
+    /// A filter of the hashes of the table of heavy keys, set at each drain: a miss or an
+    /// invalidation of a key not sampled is queued only if the key may be in the table
+    /// ([`heavy`] counts their misses and invalidations).
+    heavy_filter: [AtomicU64; HEAVY_FILTER_WORDS],
     budget: Arc<Budget>,
     queue: Mutex<Queue>,
     simulation: Mutex<Simulation>,
@@ -247,6 +268,7 @@ impl Advisor {
             threshold: AtomicU64::new(u64::MAX),
             muted: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
             muted_len: AtomicUsize::new(0),
+            heavy_filter: std::array::from_fn(|_| AtomicU64::new(0)),
             budget,
             queue: Mutex::new(Queue::default()),
             simulation: Mutex::new(Simulation {
@@ -282,6 +304,25 @@ impl Advisor {
         }
     }
 
+    /// A miss of the key of `hash` at `now`: queued for a sampled key (its value is loaded
+    /// next) and for a key of the table of heavy keys, which counts its misses.
+    pub(crate) fn record_miss(&self, hash: u64, now: u64) {
+        if self.samples(hash) || self.maybe_heavy(hash) {
+            self.push(Event::Request {
+                hash,
+                charge: 0,
+                now,
+            });
+        }
+    }
+
+    /// Whether the key of `hash` may be in the table of heavy keys (false positives: one in
+    /// eight at most).
+    fn maybe_heavy(&self, hash: u64) -> bool {
+        let (word, bit) = heavy_filter_bit(hash);
+        self.heavy_filter[word].load(Relaxed) & bit != 0
+    }
+
     /// The value of the key of `hash` was loaded and charged `charge` at `now`.
     pub(crate) fn learn(&self, hash: u64, charge: u64, now: u64) {
         if charge != 0 && self.samples(hash) {
@@ -300,6 +341,35 @@ impl Advisor {
                 report,
             });
         }
+    }
+
+    /// The key of `hash` was invalidated at `now` (whether the cache held its value or not; with
+    /// `held`, the cache removed a value it held and kept the key's ghost): the miniatures drop
+    /// it at every size, as the cache did at its own.
+    pub(crate) fn invalidate(&self, hash: u64, now: u64, held: bool) {
+        if self.samples(hash) || self.maybe_heavy(hash) {
+            self.push(Event::Invalidate { hash, now, held });
+        }
+    }
+
+    /// Every value was invalidated at `now`: the miniatures drop every value. Never lost to a
+    /// full queue: the events queued before it are dropped instead (they could only have
+    /// changed which values the clear removes, and their counts), which grows the queue.
+    pub(crate) fn clear(&self, now: u64) {
+        if self.retired.load(Relaxed) {
+            return;
+        }
+        let mut queue = self.queue.lock();
+        if queue.events.len() >= queue.room {
+            let queued = queue.events.len() as u64;
+            queue.dropped += queued;
+            queue.events.clear();
+        }
+        if queue.events.capacity() == 0 {
+            let room = queue.room;
+            queue.events.reserve_exact(room);
+        }
+        queue.events.push(Event::Clear { now });
     }
 
     fn push(&self, event: Event) {
@@ -385,6 +455,8 @@ impl Advisor {
                         now,
                         report,
                     } => state.heavy(hash, charge, report, now, served),
+                    Event::Invalidate { hash, held, .. } => state.invalidate(hash, held),
+                    Event::Clear { .. } => state.clear(),
                 }
             }
         }
@@ -411,6 +483,14 @@ impl Advisor {
             slot.store(muted.get(i).copied().unwrap_or(u64::MAX), Relaxed);
         }
         self.muted_len.store(muted.len(), Relaxed);
+        let mut filter = [0u64; HEAVY_FILTER_WORDS];
+        for hash in state.heavy_keys() {
+            let (word, bit) = heavy_filter_bit(hash);
+            filter[word] |= bit;
+        }
+        for (slot, word) in self.heavy_filter.iter().zip(filter) {
+            slot.store(word, Relaxed);
+        }
         self.charge(simulation);
     }
 
@@ -491,6 +571,66 @@ impl Drop for Advisor {
     }
 }
 
+/// The word and the bit of `hash` in the filter of heavy keys.
+fn heavy_filter_bit(hash: u64) -> (usize, u64) {
+    let mixed = (hash ^ (hash >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 51;
+    (
+        (mixed >> 6) as usize % HEAVY_FILTER_WORDS,
+        1 << (mixed & 63),
+    )
+}
+
 fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(NEVER)
+}
+
+#[cfg(test)]
+mod tests {
+    use metacache_ledger::Ledger;
+
+    use super::*;
+
+    fn advisor(ledger: &Ledger) -> Advisor {
+        let policy = Policy {
+            count_capacity: 1_000_000,
+            ttl_nanos: NEVER,
+            after_access: false,
+            margin_nanos: 0,
+        };
+        Advisor::new(policy, AdvisorOptions::default(), ledger.node().clone(), 0)
+    }
+
+    #[test]
+    fn a_clear_is_never_lost_to_a_full_queue() {
+        let ledger = Ledger::new(None);
+        let advisor = advisor(&ledger);
+        for key in 0..QUEUE_EVENTS as u64 + 10 {
+            advisor.record(key, 100, key);
+        }
+        assert_eq!(advisor.pending(), QUEUE_EVENTS, "the queue is full");
+        advisor.clear(1_000);
+        // What came before the clear went (counted dropped); the clear is queued.
+        let queue = advisor.queue.lock();
+        assert!(matches!(queue.events[..], [Event::Clear { now: 1_000 }]));
+        assert_eq!(queue.dropped, QUEUE_EVENTS as u64 + 10);
+    }
+
+    #[test]
+    fn invalidations_of_keys_neither_sampled_nor_heavy_are_not_queued() {
+        let ledger = Ledger::new(None);
+        let advisor = advisor(&ledger);
+        advisor.threshold.store(1 << 40, Relaxed);
+        advisor.invalidate(7, 1, false);
+        advisor.invalidate(u64::MAX - 7, 1, true);
+        assert_eq!(advisor.pending(), 1, "the sampled key's only");
+        let (word, bit) = heavy_filter_bit(u64::MAX - 7);
+        advisor.heavy_filter[word].store(bit, Relaxed);
+        advisor.invalidate(u64::MAX - 7, 2, false);
+        advisor.record_miss(u64::MAX - 7, 2);
+        assert_eq!(
+            advisor.pending(),
+            3,
+            "a key of the heavy table: its invalidation and miss"
+        );
+    }
 }

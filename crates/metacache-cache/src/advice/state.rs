@@ -8,8 +8,8 @@
 
 use std::collections::HashSet;
 
-use super::heavy::{Heavy, Report, fitting};
-use super::mini::{Miniature, Policy};
+use super::heavy::{Counted, Heavy, Report, fitting};
+use super::mini::{HOT_ALLOCATION, Miniature, Policy};
 use super::sample::Sampler;
 use super::{Advice, AdvicePoint, AdvisorOptions, nanos};
 
@@ -88,6 +88,10 @@ impl State {
     /// A request of the key of `hash` (below the threshold when it was made) at `now`;
     /// `charge` is what its value is charged, 0 when not known yet (a miss, before its load).
     pub(super) fn request(&mut self, hash: u64, charge: u64, now: u64, served: Served) {
+        if charge == 0 {
+            // A miss: a heavy key's requests are its hits and these.
+            self.heavy.missed(hash);
+        }
         if hash >= self.sampler.threshold()
             || (self.binds() && self.heavy.is_heavy(hash))
             || !self.track(hash)
@@ -141,6 +145,30 @@ impl State {
         }
     }
 
+    /// The value of the key of `hash` was invalidated: no size holds it, and a load in flight
+    /// for it does not store it (the cache fences such a load). With `held`, the key's ghost
+    /// stays where there is one (the cache removed a held value by predicate).
+    pub(super) fn invalidate(&mut self, hash: u64, held: bool) {
+        self.heavy.invalidated(hash);
+        if held {
+            for mini in self.all() {
+                mini.invalidate_held(hash);
+            }
+            self.pending.remove(&hash);
+        } else {
+            self.forget(&[hash]);
+        }
+    }
+
+    /// Every value was invalidated: no size holds any (the counts and the frequency histories
+    /// stay, as the cache's do).
+    pub(super) fn clear(&mut self) {
+        for mini in self.all() {
+            mini.clear();
+        }
+        self.pending.clear();
+    }
+
     /// The key of `hash` flooded the queue: heavy at once (while the sample binds; otherwise the
     /// miniatures must see all of its requests, and the sample sheds keys until it binds).
     pub(super) fn flood(&mut self, hash: u64, charge: u64) {
@@ -160,6 +188,17 @@ impl State {
         keys.retain(|&hash| hash < threshold);
         keys.truncate(n);
         keys
+    }
+
+    /// The hashes of the keys in the table of heavy keys, whose misses and invalidations it
+    /// counts (none while every key is sampled: the miniatures then hold them, and the curve
+    /// does not count them apart).
+    pub(super) fn heavy_keys(&self) -> Vec<u64> {
+        if self.binds() {
+            self.heavy.tracked()
+        } else {
+            Vec::new()
+        }
     }
 
     /// Lowers the sample to `keys` keys at most (the advisor could not keep up with its
@@ -307,17 +346,18 @@ impl State {
         } else {
             Vec::new()
         };
+        let per_nano = requests_per_minute / 60e9;
         let anchor = Anchor {
             limit,
             measured: if requests > 0.0 { hits / requests } else { 0.0 },
-            predicted: self.predict(limit, &heavy, requests.max(1.0)),
+            predicted: self.predict(limit, &heavy, requests.max(1.0), per_nano),
         };
         let working_set = self.working_set();
         let keys = self.sampler.len() as f64;
         let mut points = Vec::new();
         if requests > 0.0 {
             for mini in &self.minis {
-                let predicted = self.predict(Some(mini.size()), &heavy, requests);
+                let predicted = self.predict(Some(mini.size()), &heavy, requests, per_nano);
                 let hit_rate = anchor.correct(mini.size(), predicted);
                 let error = if keys > 0.0 {
                     (hit_rate * (1.0 - hit_rate) * (1.0 - rate) / keys).sqrt()
@@ -362,11 +402,53 @@ impl State {
     /// bytes and count slots the heavy keys leave. The miniatures bound every size by the
     /// cache's whole count capacity, so the slots the heavy keys take are given to the rest as
     /// bytes: no more than the slots left hold at the sample's mean value (a cache allowed `k`
-    /// values behaves much as one whose bytes hold `k`).
-    fn predict(&self, size: Option<u64>, heavy: &[(f64, u64)], requests: f64) -> f64 {
-        let heavy_hits: f64 = heavy.iter().map(|k| k.0).sum();
+    /// values behaves much as one whose bytes hold `k`). An invalidated heavy key loses the
+    /// hits the cold ring at this size would cost it: the cache serves `per_nano` requests a
+    /// nanosecond, a key its share of them ([`super::heavy`]).
+    fn predict(&self, size: Option<u64>, heavy: &[Counted], requests: f64, per_nano: f64) -> f64 {
+        let without_loss = self.predict_losing(size, heavy, requests, |_| 0.0);
+        let cold_life = match size {
+            Some(size) if per_nano > 0.0 && heavy.iter().any(|k| k.invalidations > 0.0) => {
+                self.cold_life(size, 1.0 - without_loss, per_nano)
+            }
+            _ => None,
+        };
+        let Some(life) = cold_life else {
+            return without_loss;
+        };
+        self.predict_losing(size, heavy, requests, |key: &Counted| {
+            let per_nano = (key.hits + key.misses) / requests * per_nano;
+            key.invalidations * (-per_nano * life).exp()
+        })
+    }
+
+    /// How long a newcomer stays unread in the cold ring of a cache of `size` bytes whose miss
+    /// ratio is `misses` and which serves `per_nano` requests a nanosecond, in nanoseconds:
+    /// the ring's bytes over the bytes stored a nanosecond. `None` when that size holds the
+    /// working set and evicts nothing.
+    fn cold_life(&self, size: u64, misses: f64, per_nano: f64) -> Option<f64> {
+        if size >= self.working_set() {
+            return None;
+        }
+        let mean = self.sampler.known_bytes() as f64 / self.sampler.len().max(1) as f64;
+        let weight = mean.max(size.div_ceil(self.policy.count_capacity.max(1)) as f64);
+        let stored = misses * per_nano * weight;
+        (stored > 0.0).then(|| size as f64 * (1.0 - HOT_ALLOCATION) / stored)
+    }
+
+    /// [`State::predict`] with a heavy key losing `lost` of its hits.
+    fn predict_losing(
+        &self,
+        size: Option<u64>,
+        heavy: &[Counted],
+        requests: f64,
+        lost: impl Fn(&Counted) -> f64,
+    ) -> f64 {
+        // A heavy key's requests are its hits and misses (a size that loses hits to the cold
+        // ring turns them into misses).
+        let heavy_requests: f64 = heavy.iter().map(|k| k.hits + k.misses).sum();
         let count = self.policy.count_capacity;
-        let fit = fitting(heavy, size, count);
+        let fit = fitting(heavy, size, count, lost);
         let mean = self.sampler.known_bytes() as f64 / self.sampler.len().max(1) as f64;
         let by_count = (fit.values > 0 && mean > 0.0)
             .then(|| (count.saturating_sub(fit.values) as f64 * mean).min(u64::MAX as f64) as u64);
@@ -381,7 +463,7 @@ impl State {
             Some(0) => 0.0,
             rest => self.ratio_at(rest),
         };
-        let rest_requests = (requests - heavy_hits).max(0.0);
+        let rest_requests = (requests - heavy_requests).max(0.0);
         ((fit.hits + rest_ratio * rest_requests) / requests).clamp(0.0, 1.0)
     }
 

@@ -113,7 +113,37 @@ where
         Q: Hash + Equivalent<K> + ?Sized,
     {
         if let Some(advisor) = &self.advisor {
-            advisor.record(advisor.hash(key), 0, self.clock.now_nanos());
+            advisor.record_miss(advisor.hash(key), self.clock.now_nanos());
+        }
+    }
+
+    /// The value of `key` is being invalidated (held or not), for the advisor: no size of its
+    /// simulation holds it any more.
+    pub(super) fn advise_invalidated<Q>(&self, key: &Q)
+    where
+        Q: Hash + Equivalent<K> + ?Sized,
+    {
+        if let Some(advisor) = &self.advisor {
+            advisor.invalidate(advisor.hash(key), self.clock.now_nanos(), false);
+        }
+    }
+
+    /// A held value is being invalidated, for the advisor. Only the values held reach it this
+    /// way: a sampled key that a larger size would hold but this cache does not stays in those
+    /// sizes (the predicate is over keys the advisor does not keep; docs/advisor.md, "Limits").
+    pub(super) fn advise_invalidated_value(&self, value: &Cached<V>) {
+        if let Some(advisor) = &self.advisor {
+            let hash = value.advisor_hash();
+            if hash != NO_HASH {
+                advisor.invalidate(hash, self.clock.now_nanos(), true);
+            }
+        }
+    }
+
+    /// Every value is being invalidated, for the advisor.
+    pub(super) fn advise_cleared(&self) {
+        if let Some(advisor) = &self.advisor {
+            advisor.clear(self.clock.now_nanos());
         }
     }
 

@@ -335,6 +335,7 @@ where
             self.inner.flights.fence(key);
             self.inner.leases.fence(key);
         }
+        self.inner.advise_invalidated(key);
         match self.inner.map.remove(key) {
             Some((_, value)) => {
                 self.inner.release_invalidated(&value);
@@ -348,7 +349,7 @@ where
     /// cache. Returns how many values were removed.
     pub fn invalidate_if(&self, predicate: impl Fn(&K, &V) -> bool) -> u64 {
         self.inner.new_generation();
-        self.inner.remove_where(predicate)
+        self.inner.remove_where(predicate, true)
     }
 
     /// Removes every value whose key matches; loads of matching keys in flight no longer
@@ -360,12 +361,14 @@ where
             self.inner.flights.fence_if(&predicate);
             self.inner.leases.fence_if(&predicate);
         }
-        self.inner.remove_where(|key, _| predicate(key))
+        self.inner.remove_where(|key, _| predicate(key), true)
     }
 
     /// Removes every value; loads in flight no longer populate the cache.
     pub fn invalidate_all(&self) -> u64 {
-        self.invalidate_if(|_, _| true)
+        self.inner.new_generation();
+        self.inner.advise_cleared();
+        self.inner.remove_where(|_, _| true, false)
     }
 
     /// Takes the cache out of service for good (its catalog was altered or dropped): every value
@@ -543,11 +546,15 @@ where
         self.leases.fence_if(|_| true);
     }
 
-    /// Removes and releases every value for which `predicate` holds, counting invalidations.
-    fn remove_where(&self, predicate: impl Fn(&K, &V) -> bool) -> u64 {
+    /// Removes and releases every value for which `predicate` holds, counting invalidations;
+    /// with `advise`, the advisor hears of each sampled one.
+    fn remove_where(&self, predicate: impl Fn(&K, &V) -> bool, advise: bool) -> u64 {
         let removed = AtomicU64::new(0);
         self.map.retain(|key, value| {
             if predicate(key, value) {
+                if advise {
+                    self.advise_invalidated_value(value);
+                }
                 self.release_invalidated(value);
                 removed.fetch_add(1, SeqCst);
                 false

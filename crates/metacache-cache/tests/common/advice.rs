@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use metacache_cache::{
-    Advice, AdvisorOptions, CacheConfig, Clock, Expiry, GovernorOptions, ManagedCache,
+    Advice, AdvisorOptions, CacheConfig, Clock, Expiry, GovernorOptions, ManagedCache, ManualClock,
     MemoryGovernor,
 };
 use metacache_estimate::{EstimateSize, Sizer};
@@ -105,6 +105,49 @@ pub fn looping(bytes: u64, rounds: usize) -> Vec<u64> {
     (0..rounds).flat_map(|_| keys.iter().copied()).collect()
 }
 
+/// Values invalidated while a trace runs, as REFRESH statements and a metastore's events do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Churn {
+    None,
+    /// Every `every` requests, one key drawn from the trace (so as often as it is requested)
+    /// is invalidated, present or not (a metastore event, a look-aside `DELETE`).
+    Key {
+        every: usize,
+    },
+    /// Every `every` requests, the values of one of `tables` tables (a key's table is its hash
+    /// modulo `tables`) are invalidated (REFRESH TABLE).
+    Table {
+        every: usize,
+        tables: u64,
+    },
+    /// Every `every` requests, every value (REFRESH CATALOG).
+    All {
+        every: usize,
+    },
+}
+
+impl Churn {
+    /// Invalidates what is due before the request numbered `i` of `trace`.
+    pub fn apply(self, cache: &ManagedCache<u64, Payload>, trace: &[u64], i: usize) {
+        let due = |every: usize| i > 0 && every > 0 && i.is_multiple_of(every);
+        match self {
+            Churn::None => {}
+            Churn::Key { every } if due(every) => {
+                let key = trace[(mix(i as u64) % trace.len() as u64) as usize];
+                cache.invalidate(&key);
+            }
+            Churn::Table { every, tables } if due(every) => {
+                let table = mix(i as u64 ^ 0x55) % tables;
+                cache.invalidate_keys_if(|&key| mix(key ^ 0x77) % tables == table);
+            }
+            Churn::All { every } if due(every) => {
+                cache.invalidate_all();
+            }
+            _ => {}
+        }
+    }
+}
+
 /// One trace and the cache it runs in.
 pub struct Case {
     pub name: String,
@@ -114,6 +157,7 @@ pub struct Case {
     pub ttl: Option<Duration>,
     pub expiry: Expiry,
     pub capacity: u64,
+    pub churn: Churn,
 }
 
 impl Case {
@@ -125,7 +169,13 @@ impl Case {
             ttl: None,
             expiry: Expiry::AfterWrite,
             capacity: 10_000_000,
+            churn: Churn::None,
         }
+    }
+
+    pub fn with_churn(mut self, churn: Churn) -> Self {
+        self.churn = churn;
+        self
     }
 
     pub fn with_ttl(mut self, ttl: Duration, expiry: Expiry) -> Self {
@@ -149,6 +199,19 @@ impl Case {
 /// How often the replays sweep expired values, in trace time (the governor's default).
 pub const SWEEP: Duration = Duration::from_secs(30);
 
+/// A governor on a manual clock for a replay: no node limit, no sweep and no advisor thread of
+/// its own (the replay sweeps and drains at its own pace, in trace time).
+pub fn replay_governor() -> (MemoryGovernor, Arc<ManualClock>) {
+    let (clock, manual) = Clock::manual();
+    let governor = MemoryGovernor::with_options(GovernorOptions {
+        node_limit: None,
+        clock,
+        sweep_interval: Duration::from_secs(24 * 3600),
+        drain_interval: None,
+    });
+    (governor, manual)
+}
+
 /// Runs `case` through a cache whose byte limit is `limit` (`None`: unlimited) as
 /// get-or-insert; returns the hit ratio and, with `advisor`, the advice at the end.
 pub fn replay(
@@ -156,14 +219,7 @@ pub fn replay(
     limit: Option<u64>,
     advisor: Option<AdvisorOptions>,
 ) -> (f64, Option<Advice>) {
-    let (clock, manual) = Clock::manual();
-    let governor = MemoryGovernor::with_options(GovernorOptions {
-        node_limit: None,
-        clock,
-        sweep_interval: Duration::from_secs(24 * 3600),
-        // The replay drains at its own pace, in trace time (below).
-        drain_interval: None,
-    });
+    let (governor, manual) = replay_governor();
     let catalog = governor.catalog_budget("c", limit);
     let cache: ManagedCache<u64, Payload> =
         ManagedCache::new(case.config(advisor), &governor, &catalog);
@@ -180,6 +236,7 @@ pub fn replay(
             governor.purge_expired_now();
             since_sweep = Duration::ZERO;
         }
+        case.churn.apply(&cache, &case.trace, i);
         if cache.get(&key).is_some() {
             hits += 1;
         } else {
@@ -288,6 +345,26 @@ pub fn cases(keys: u64, accesses: usize) -> Vec<Case> {
             looping(keys / 3 * mean_charge, (accesses / loop_keys).max(2)),
         )
         .with_ttl(Duration::from_secs(3600), Expiry::AfterWrite),
+        Case::new(
+            "Zipf 1.0, a key invalidated every 10 requests",
+            zipf(1.0, keys, accesses, 8),
+        )
+        .with_churn(Churn::Key { every: 10 }),
+        Case::new(
+            "Zipf 0.8, a table in 64 refreshed 100 times",
+            zipf(0.8, keys, accesses, 9),
+        )
+        .with_churn(Churn::Table {
+            every: accesses / 100,
+            tables: 64,
+        }),
+        Case::new(
+            "Zipf 1.0, every value invalidated 4 times",
+            zipf(1.0, keys, accesses, 10),
+        )
+        .with_churn(Churn::All {
+            every: accesses / 4,
+        }),
     ]
 }
 
