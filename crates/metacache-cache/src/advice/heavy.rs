@@ -148,14 +148,10 @@ impl Heavy {
         }
     }
 
-    /// The value of the key of `hash` was invalidated; returns whether the key is heavy.
-    pub(super) fn invalidated(&mut self, hash: u64) -> bool {
-        match self.keys.get_mut(&hash) {
-            Some(key) => {
-                key.invalidations += 1.0;
-                key.selected >= PROMOTE_HITS
-            }
-            None => false,
+    /// The value of the key of `hash` was invalidated (counted if it is in the table).
+    pub(super) fn invalidated(&mut self, hash: u64) {
+        if let Some(key) = self.keys.get_mut(&hash) {
+            key.invalidations += 1.0;
         }
     }
 
@@ -345,13 +341,16 @@ mod tests {
     fn misses_and_invalidations_of_tracked_keys_count_and_age() {
         let mut heavy = Heavy::new(4);
         heavy.missed(1);
-        assert!(!heavy.invalidated(1), "not in the table: nothing counted");
+        heavy.invalidated(1);
+        assert!(heavy.keys.is_empty(), "not in the table: nothing counted");
         heavy.report(1, 100, Report { selects: true });
         heavy.missed(1);
-        assert!(!heavy.invalidated(1), "in the table, not heavy yet");
+        heavy.invalidated(1);
+        assert!(!heavy.is_heavy(1), "in the table, not heavy yet");
         assert!(heavy.report(1, 100, Report { selects: true }));
         heavy.missed(1);
-        assert!(heavy.invalidated(1), "heavy");
+        heavy.invalidated(1);
+        assert!(heavy.is_heavy(1));
         assert_eq!(heavy.tracked(), vec![1]);
         let counted = heavy.by_hits()[0];
         assert_eq!((counted.misses, counted.invalidations), (2.0, 2.0));

@@ -430,10 +430,16 @@ impl State {
         if size >= self.working_set() {
             return None;
         }
-        let mean = self.sampler.known_bytes() as f64 / self.sampler.len().max(1) as f64;
-        let weight = mean.max(size.div_ceil(self.policy.count_capacity.max(1)) as f64);
+        let weight = self
+            .mean_bytes()
+            .max(size.div_ceil(self.policy.count_capacity.max(1)) as f64);
         let stored = misses * per_nano * weight;
         (stored > 0.0).then(|| size as f64 * (1.0 - HOT_ALLOCATION) / stored)
+    }
+
+    /// The mean known charge of a sampled key's value.
+    fn mean_bytes(&self) -> f64 {
+        self.sampler.known_bytes() as f64 / self.sampler.len().max(1) as f64
     }
 
     /// [`State::predict`] with a heavy key losing `lost` of its hits.
@@ -449,7 +455,7 @@ impl State {
         let heavy_requests: f64 = heavy.iter().map(|k| k.hits + k.misses).sum();
         let count = self.policy.count_capacity;
         let fit = fitting(heavy, size, count, lost);
-        let mean = self.sampler.known_bytes() as f64 / self.sampler.len().max(1) as f64;
+        let mean = self.mean_bytes();
         let by_count = (fit.values > 0 && mean > 0.0)
             .then(|| (count.saturating_sub(fit.values) as f64 * mean).min(u64::MAX as f64) as u64);
         let rest = match size {
