@@ -93,6 +93,41 @@ fn with_every_key_sampled_the_curve_is_the_real_cache() {
     }
 }
 
+/// Loads that run at once (a file listing loads a table's partitions together) store their
+/// values when they end, after the look-ups of the others: a value stored at its miss would
+/// evict values the next look-ups still find in the real cache. Every key sampled, so the
+/// curve must be the real cache's.
+#[test]
+fn values_loaded_at_once_are_stored_when_their_loads_end() {
+    let options = AdvisorOptions {
+        sample_keys: 1 << 20,
+        ..options()
+    };
+    let traces = [
+        ("Zipf 0.8", common::advice::zipf(0.8, 3_000, 30_000, 11)),
+        ("Zipf 1.0", common::advice::zipf(1.0, 3_000, 30_000, 12)),
+        ("loop", common::advice::looping(1_000 * 9 * 1024, 30)),
+        (
+            "listings of 16 partitions, Zipf 1.0 over 200 tables",
+            common::advice::zipf(1.0, 200, 2_000, 13)
+                .into_iter()
+                .flat_map(|table| (0..16).map(move |partition| table * 16 + partition))
+                .collect(),
+        ),
+    ];
+    for (name, trace) in traces {
+        let case = Case::new(format!("{name}, 16 loads at once"), trace).with_overlap(16);
+        let (compared, _) = compare(&case, options, None, 2, 2);
+        let (mae, max) = errors(&compared);
+        eprintln!("{}: MAE {mae:.4}, max {max:.4}", case.name);
+        assert!(
+            mae <= 0.005 && max <= 0.03,
+            "{}: MAE {mae}, max {max}: {compared:#?}",
+            case.name
+        );
+    }
+}
+
 /// The sample never holds more keys than configured, its memory is reserved in the node's
 /// ledger while the cache lives and released with it, and a cache with the advisor off has none.
 #[test]

@@ -54,7 +54,7 @@ pub(super) struct State {
     unbounded: Miniature,
     /// The heaviest keys, counted exactly and left out of the miniatures once the sample binds.
     heavy: Heavy,
-    /// Sampled keys whose first request missed before their value's charge was known.
+    /// Sampled keys that missed and whose load has not ended yet.
     pending: HashSet<u64>,
     next_sweep: u64,
     next_age: u64,
@@ -98,13 +98,14 @@ impl State {
         {
             return;
         }
-        let known = self.sampler.get(hash).map_or(0, |k| k.bytes);
-        if charge != 0 && charge != known {
-            self.sampler.set_bytes(hash, charge);
-        }
-        let charge = if charge != 0 { charge } else { known };
         if charge == 0 {
+            // A miss: the miniatures that miss too store the value when its load ends, as the
+            // cache does. Stored now, a value would evict others before the loads begun ahead
+            // of it end (a file listing loads a table's partitions at once), which the cache
+            // does not do.
             self.pending.insert(hash);
+        } else if self.sampler.get(hash).is_some_and(|k| k.bytes != charge) {
+            self.sampler.set_bytes(hash, charge);
         }
         self.grow();
         self.tick(now, served);
