@@ -72,7 +72,7 @@ pub(crate) fn charge_for<K: EstimateSize, V: EstimateSize>(
 
 /// What a key keeps alive: its inline size and its heap parts. A key's estimate never refuses
 /// a value; what could be counted is charged.
-fn key_bytes<K: EstimateSize>(key: &K, visit_budget: u64) -> u64 {
+pub(crate) fn key_bytes<K: EstimateSize>(key: &K, visit_budget: u64) -> u64 {
     match estimate(key, visit_budget) {
         Estimate::Complete(bytes) | Estimate::Incomplete { partial: bytes, .. } => bytes,
         Estimate::Failed { .. } => std::mem::size_of::<K>() as u64,

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::advice::{Case, Payload, cases, compare, errors, replay, value_bytes};
+use common::advice::{Case, Churn, Payload, cases, compare, errors, replay, value_bytes};
 use metacache_cache::{
     AdvisorOptions, CacheConfig, GovernorOptions, MAX_QUEUE_EVENTS, ManagedCache, MemoryGovernor,
     QUEUE_EVENTS,
@@ -91,6 +91,37 @@ fn with_every_key_sampled_the_curve_is_the_real_cache() {
             case.name
         );
     }
+}
+
+/// REFRESH statements under a binding limit: a predicate over keys removes the values the
+/// cache holds, and the advisor's miniatures must drop the matching values that only the
+/// larger sizes hold (the cache keeps the sampled keys to test the predicate on). Every key
+/// sampled, the cache advised at an eighth of the working set, so the curve must be the real
+/// cache's above that size as well as below.
+#[test]
+fn refreshes_under_a_binding_limit_reach_values_only_larger_sizes_hold() {
+    let options = AdvisorOptions {
+        sample_keys: 1 << 20,
+        ..options()
+    };
+    let accesses = 30_000;
+    let case = Case::new(
+        "Zipf 0.8, a table in 16 refreshed 60 times, advised at 3 MiB",
+        common::advice::zipf(0.8, 3_000, accesses, 14),
+    )
+    .with_churn(Churn::Table {
+        every: accesses / 60,
+        tables: 16,
+    });
+    let (compared, advice) = compare(&case, options, Some(3 << 20), 2, 3);
+    assert_eq!(advice.sampling_rate, 1.0);
+    let (mae, max) = errors(&compared);
+    eprintln!("{}: MAE {mae:.4}, max {max:.4}", case.name);
+    assert!(
+        mae <= 0.005 && max <= 0.03,
+        "{}: MAE {mae}, max {max}: {compared:#?}",
+        case.name
+    );
 }
 
 /// Loads that run at once (a file listing loads a table's partitions together) store their

@@ -19,7 +19,8 @@
 //!   would dominate (one half of the reports picks them, the other counts them).
 //! - **Pinned** to the hit ratio the cache measures at its own limit.
 //! - **Invalidations** are events too: a value invalidated is gone at every size, and a
-//!   `Clear` (every value invalidated) is never lost to a full queue.
+//!   `Clear` (every value invalidated) is never lost to a full queue. A predicate's
+//!   invalidations (any number of keys at once) are applied after a drain, not queued.
 //!
 //! # Cost
 //! A hit costs the advisor one load (is the key sampled?) and a test of its thread's hit number;
@@ -32,10 +33,11 @@
 //! overflows at its largest, two drains in a row, lowers the sampling rate until the advisor
 //! keeps up — it sheds keys, never a key's requests — unless one key floods it: that key is
 //! made heavy, and the hits of the hottest heavy sampled keys are not queued ([`MUTED_KEYS`]).
-//! Memory — queue, sample, miniatures, heavy keys — is bounded by the sample size and charged
-//! to the node's ledger (not the catalog's: the cache's map sizes itself by the catalog's
-//! limits); a refused reservation, or a node still short after every value was reclaimed,
-//! stops the advisor for good.
+//! Memory — queue, sample, miniatures, heavy keys, and the sampled keys the cache keeps for
+//! predicate invalidations ([`Advisor::hold_outside`]) — is bounded by the sample size and
+//! charged to the node's ledger (not the catalog's: the cache's map sizes itself by the
+//! catalog's limits); a refused reservation, or a node still short after every value was
+//! reclaimed, stops the advisor for good.
 //!
 //! # Invariants
 //! - Every key the miniatures hold is in the sample (see [`state`]).
@@ -43,6 +45,7 @@
 
 mod heavy;
 mod mini;
+mod queue;
 mod sample;
 mod state;
 
@@ -57,6 +60,7 @@ use quick_cache::DefaultHashBuilder;
 
 pub(crate) use heavy::Report;
 pub(crate) use mini::Policy;
+use queue::{Event, Queue};
 pub(crate) use state::Served;
 use state::State;
 
@@ -160,63 +164,6 @@ const CHUNK: u64 = 16 << 10;
 /// keys included).
 const FIXED_BYTES: u64 = 512 + 8 * HEAVY_FILTER_WORDS as u64;
 
-/// What happened, queued for the simulation.
-#[derive(Debug, Clone, Copy)]
-enum Event {
-    /// A request of a sampled key; `charge` 0 when not known yet (a miss).
-    Request { hash: u64, charge: u64, now: u64 },
-    /// A sampled key's value was loaded and charged `charge`.
-    Load { hash: u64, charge: u64, now: u64 },
-    /// A hit that stands for [`crate::slot::HEAVY_REPORT`] hits of its value.
-    Hits {
-        hash: u64,
-        charge: u64,
-        now: u64,
-        report: Report,
-    },
-    /// A sampled key's value was invalidated: no size holds it any more. `held` when only a
-    /// held value was removed (a predicate's invalidation keeps the key's ghost, as
-    /// quick_cache's `retain` does; removing a key drops its ghost too).
-    Invalidate { hash: u64, now: u64, held: bool },
-    /// Every value was invalidated (REFRESH CATALOG).
-    Clear { now: u64 },
-}
-
-impl Event {
-    fn now(&self) -> u64 {
-        match *self {
-            Event::Request { now, .. }
-            | Event::Load { now, .. }
-            | Event::Hits { now, .. }
-            | Event::Invalidate { now, .. }
-            | Event::Clear { now } => now,
-        }
-    }
-}
-
-/// The queue between the request path and the simulation.
-struct Queue {
-    /// Events held between two drains at most ([`QUEUE_EVENTS`] to [`MAX_QUEUE_EVENTS`]; only a
-    /// drain changes it).
-    room: usize,
-    events: Vec<Event>,
-    /// Heavy-key reports ([`REPORT_EVENTS`] at most).
-    reports: Vec<Event>,
-    /// Events dropped because the queue was full, since the last drain.
-    dropped: u64,
-}
-
-impl Default for Queue {
-    fn default() -> Self {
-        Self {
-            room: QUEUE_EVENTS,
-            events: Vec::new(),
-            reports: Vec::new(),
-            dropped: 0,
-        }
-    }
-}
-
 /// The simulation and its reservation, behind the advisor's lock.
 struct Simulation {
     state: State,
@@ -249,6 +196,8 @@ pub(crate) struct Advisor {
     /// invalidation of a key not sampled is queued only if the key may be in the table
     /// ([`heavy`] counts their misses and invalidations).
     heavy_filter: [AtomicU64; HEAVY_FILTER_WORDS],
+    /// Bytes the cache holds on the advisor's behalf ([`Advisor::hold_outside`]).
+    outside: AtomicU64,
     budget: Arc<Budget>,
     queue: Mutex<Queue>,
     simulation: Mutex<Simulation>,
@@ -269,6 +218,7 @@ impl Advisor {
             muted: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
             muted_len: AtomicUsize::new(0),
             heavy_filter: std::array::from_fn(|_| AtomicU64::new(0)),
+            outside: AtomicU64::new(0),
             budget,
             queue: Mutex::new(Queue::default()),
             simulation: Mutex::new(Simulation {
@@ -343,55 +293,65 @@ impl Advisor {
         }
     }
 
-    /// The key of `hash` was invalidated at `now` (whether the cache held its value or not; with
-    /// `held`, the cache removed a value it held and kept the key's ghost): the miniatures drop
-    /// it at every size, as the cache did at its own.
-    pub(crate) fn invalidate(&self, hash: u64, now: u64, held: bool) {
-        if self.samples(hash) || self.maybe_heavy(hash) {
-            self.push(Event::Invalidate { hash, now, held });
+    /// The key of `hash` was invalidated at `now`, whether the cache held its value or not
+    /// (and its ghost with it): the miniatures drop it at every size, as the cache did at its
+    /// own.
+    pub(crate) fn invalidate(&self, hash: u64, now: u64) {
+        if self.watches(hash) {
+            self.push(Event::Invalidate { hash, now });
         }
+    }
+
+    /// Whether the advisor needs to hear of an invalidation of the key of `hash`: a sampled
+    /// key, or one that may be in the table of heavy keys.
+    pub(crate) fn watches(&self, hash: u64) -> bool {
+        self.samples(hash) || self.maybe_heavy(hash)
+    }
+
+    /// A predicate invalidated the keys of `hashes` (held or not; their ghosts stay, as
+    /// quick_cache's `retain` keeps them): the queue is drained first, then every size drops
+    /// them at once. Applied, not queued: a `REFRESH DATABASE` may match every sampled key,
+    /// which no queue should have to hold. `hashes` is left empty.
+    pub(crate) fn invalidate_matching(
+        &self,
+        hashes: &mut Vec<u64>,
+        served: impl FnOnce() -> Served,
+    ) {
+        if hashes.is_empty() || self.retired.load(Relaxed) {
+            hashes.clear();
+            return;
+        }
+        hashes.sort_unstable();
+        hashes.dedup();
+        let mut simulation = self.simulation.lock();
+        self.drain_locked(&mut simulation, served);
+        for hash in hashes.drain(..) {
+            simulation.state.invalidate(hash, true);
+        }
+    }
+
+    /// Bytes the cache holds on the advisor's behalf (the keys it keeps for predicate
+    /// invalidations), charged with the advisor's own at the next drain.
+    pub(crate) fn hold_outside(&self, bytes: u64) {
+        self.outside.store(bytes, Relaxed);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn outside(&self) -> u64 {
+        self.outside.load(Relaxed)
     }
 
     /// Every value was invalidated at `now`: the miniatures drop every value. Never lost to a
     /// full queue: the events queued before it are dropped instead (they could only have
     /// changed which values the clear removes, and their counts), which grows the queue.
     pub(crate) fn clear(&self, now: u64) {
-        if self.retired.load(Relaxed) {
-            return;
+        if !self.retired.load(Relaxed) {
+            self.queue.lock().push_clear(now);
         }
-        let mut queue = self.queue.lock();
-        if queue.events.len() >= queue.room {
-            let queued = queue.events.len() as u64;
-            queue.dropped += queued;
-            queue.events.clear();
-        }
-        if queue.events.capacity() == 0 {
-            let room = queue.room;
-            queue.events.reserve_exact(room);
-        }
-        queue.events.push(Event::Clear { now });
     }
 
     fn push(&self, event: Event) {
-        let mut queue = self.queue.lock();
-        if let Event::Hits { .. } = event {
-            if queue.reports.len() < REPORT_EVENTS {
-                if queue.reports.capacity() == 0 {
-                    queue.reports.reserve_exact(REPORT_EVENTS);
-                }
-                queue.reports.push(event);
-            }
-            return;
-        }
-        if queue.events.len() < queue.room {
-            if queue.events.capacity() == 0 {
-                let room = queue.room;
-                queue.events.reserve_exact(room);
-            }
-            queue.events.push(event);
-        } else {
-            queue.dropped += 1;
-        }
+        self.queue.lock().push(event);
     }
 
     /// Runs the queued events through the simulation; `served` reads the cache's totals. A
@@ -402,7 +362,13 @@ impl Advisor {
             return;
         }
         let mut simulation = self.simulation.lock();
-        let simulation = &mut *simulation;
+        self.drain_locked(&mut simulation, served);
+    }
+
+    fn drain_locked(&self, simulation: &mut Simulation, served: impl FnOnce() -> Served) {
+        if self.retired.load(Relaxed) {
+            return;
+        }
         let (dropped, room) = {
             let mut queue = self.queue.lock();
             if queue.events.is_empty() && queue.reports.is_empty() && queue.dropped == 0 {
@@ -455,7 +421,7 @@ impl Advisor {
                         now,
                         report,
                     } => state.heavy(hash, charge, report, now, served),
-                    Event::Invalidate { hash, held, .. } => state.invalidate(hash, held),
+                    Event::Invalidate { hash, .. } => state.invalidate(hash, false),
                     Event::Clear { .. } => state.clear(),
                 }
             }
@@ -499,7 +465,8 @@ impl Advisor {
     fn charge(&self, simulation: &mut Simulation) {
         let room = self.queue.lock().room;
         let queues = 2 * (room + REPORT_EVENTS) * std::mem::size_of::<Event>();
-        let held = FIXED_BYTES + queues as u64 + simulation.state.bytes();
+        let held =
+            FIXED_BYTES + queues as u64 + simulation.state.bytes() + self.outside.load(Relaxed);
         if held <= simulation.reserved {
             return;
         }
@@ -532,13 +499,17 @@ impl Advisor {
 
     /// Events queued and not drained yet.
     pub(crate) fn pending(&self) -> usize {
-        let queue = self.queue.lock();
-        queue.events.len() + queue.reports.len()
+        self.queue.lock().len()
     }
 
     /// Bytes held in the ledger now.
     pub(crate) fn reserved(&self) -> u64 {
         self.simulation.lock().reserved
+    }
+
+    /// Whether the advisor stopped ([`Advisor::retire`], or a refused reservation).
+    pub(crate) fn is_retired(&self) -> bool {
+        self.retired.load(Relaxed)
     }
 
     /// Stops the advisor for good (its cache left service, or the node needs its bytes):
@@ -620,12 +591,12 @@ mod tests {
         let ledger = Ledger::new(None);
         let advisor = advisor(&ledger);
         advisor.threshold.store(1 << 40, Relaxed);
-        advisor.invalidate(7, 1, false);
-        advisor.invalidate(u64::MAX - 7, 1, true);
+        advisor.invalidate(7, 1);
+        advisor.invalidate(u64::MAX - 7, 1);
         assert_eq!(advisor.pending(), 1, "the sampled key's only");
         let (word, bit) = heavy_filter_bit(u64::MAX - 7);
         advisor.heavy_filter[word].store(bit, Relaxed);
-        advisor.invalidate(u64::MAX - 7, 2, false);
+        advisor.invalidate(u64::MAX - 7, 2);
         advisor.record_miss(u64::MAX - 7, 2);
         assert_eq!(
             advisor.pending(),

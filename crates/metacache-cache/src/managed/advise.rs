@@ -5,13 +5,16 @@
 //! [`HEAVY_REPORT`](crate::slot::HEAVY_REPORT) of a thread's hits (`counters::heavy_tick`);
 //! nothing here runs the simulation, which the governor's advisor thread does.
 
+use std::collections::HashMap;
 use std::hash::Hash;
 
 use metacache_estimate::EstimateSize;
+use parking_lot::Mutex;
 use quick_cache::Equivalent;
 
 use super::{Inner, ManagedCache};
 use crate::Cached;
+use crate::admission::key_bytes;
 use crate::advice::{Advice, Advisor, Served};
 use crate::counters::{CacheCounters, heavy_report, heavy_tick};
 use crate::slot::NO_HASH;
@@ -124,19 +127,36 @@ where
         Q: Hash + Equivalent<K> + ?Sized,
     {
         if let Some(advisor) = &self.advisor {
-            advisor.invalidate(advisor.hash(key), self.clock.now_nanos(), false);
+            advisor.invalidate(advisor.hash(key), self.clock.now_nanos());
         }
     }
 
-    /// A held value is being invalidated, for the advisor. Only the values held reach it this
-    /// way: a sampled key that a larger size would hold but this cache does not stays in those
-    /// sizes (the predicate is over keys the advisor does not keep; docs/advisor.md, "Limits").
-    pub(super) fn advise_invalidated_value(&self, value: &Cached<V>) {
+    /// The sampling hashes of the sampled keys the cache loaded that `predicate` matches,
+    /// whether the cache still holds their values or not.
+    pub(super) fn advised_keys_matching(&self, predicate: impl Fn(&K) -> bool) -> Vec<u64> {
+        match &self.advisor {
+            Some(advisor) => self.advised_keys.matching(advisor, predicate),
+            None => Vec::new(),
+        }
+    }
+
+    /// Adds the sampling hash of `value`, which a predicate is invalidating, to `watched` if the
+    /// advisor watches its key (a value the cache loaded before the advisor hashed it has
+    /// none; the advisor never saw its key).
+    pub(super) fn watch_invalidated(&self, value: &Cached<V>, watched: &mut Vec<u64>) {
         if let Some(advisor) = &self.advisor {
             let hash = value.advisor_hash();
-            if hash != NO_HASH {
-                advisor.invalidate(hash, self.clock.now_nanos(), true);
+            if hash != NO_HASH && advisor.watches(hash) {
+                watched.push(hash);
             }
+        }
+    }
+
+    /// A predicate invalidated the keys of `watched` (held or not), for the advisor: no size
+    /// of its simulation holds them any more. Applied at once, after a drain.
+    pub(super) fn advise_invalidated_matching(&self, watched: &mut Vec<u64>) {
+        if let Some(advisor) = &self.advisor {
+            advisor.invalidate_matching(watched, || self.served());
         }
     }
 
@@ -155,8 +175,144 @@ where
             let sampled = advisor.samples(hash);
             value.set_advisor_hash(hash, sampled);
             if sampled {
+                self.advised_keys
+                    .remember(advisor, hash, key, self.config.visit_budget);
                 advisor.learn(hash, charge, self.clock.now_nanos());
             }
         }
+    }
+}
+
+/// The keys of the sampled values a cache loaded, by sampling hash: a predicate over keys
+/// (`invalidate_keys_if`) is tested on them, so that the advisor's miniatures drop a matching
+/// value that a larger size holds though this cache evicted it (the advisor itself keeps hashes
+/// only). At most [`KEPT_PER_SAMPLED_KEY`] times the sample's limit; their bytes are charged
+/// with the advisor's. A key the sample no longer holds leaves when the table is full; a
+/// stopped advisor's keys leave at the next predicate invalidation (or with the cache).
+pub(super) struct AdvisedKeys<K> {
+    limit: usize,
+    table: Mutex<KeyTable<K>>,
+}
+
+/// Keys kept per key of the sample's limit: a key is kept from its first load, and the sample
+/// sheds keys a quarter at a time.
+const KEPT_PER_SAMPLED_KEY: usize = 2;
+
+struct KeyTable<K> {
+    keys: HashMap<u64, (K, u64)>,
+    bytes: u64,
+}
+
+impl<K: Hash + Eq + Clone + EstimateSize> AdvisedKeys<K> {
+    /// A table for an advisor whose sample holds at most `sample_keys` keys (none without an
+    /// advisor).
+    pub(super) fn new(sample_keys: usize) -> Self {
+        Self {
+            limit: sample_keys.saturating_mul(KEPT_PER_SAMPLED_KEY),
+            table: Mutex::new(KeyTable {
+                keys: HashMap::new(),
+                bytes: 0,
+            }),
+        }
+    }
+
+    /// Keeps `key` (of sampling hash `hash`, sampled now), unless the table is full of keys
+    /// the sample still holds.
+    fn remember(&self, advisor: &Advisor, hash: u64, key: &K, visit_budget: u64) {
+        let mut table = self.table.lock();
+        if table.keys.contains_key(&hash) {
+            return;
+        }
+        if table.keys.len() >= self.limit {
+            table.retain(|hash| advisor.samples(hash));
+        }
+        if table.keys.len() < self.limit {
+            let bytes = key_bytes(key, visit_budget) + KEY_ENTRY_BYTES;
+            table.keys.insert(hash, (key.clone(), bytes));
+            table.bytes += bytes;
+        }
+        advisor.hold_outside(table.bytes);
+    }
+
+    /// The hashes of the keys kept, still sampled, that `predicate` matches. A stopped
+    /// advisor's table is emptied (nothing is sampled any more).
+    fn matching(&self, advisor: &Advisor, predicate: impl Fn(&K) -> bool) -> Vec<u64> {
+        let mut table = self.table.lock();
+        if advisor.is_retired() {
+            table.retain(|_| false);
+            return Vec::new();
+        }
+        let keys = table.keys.iter();
+        keys.filter(|&(&hash, (key, _))| advisor.samples(hash) && predicate(key))
+            .map(|(&hash, _)| hash)
+            .collect()
+    }
+}
+
+impl<K> KeyTable<K> {
+    fn retain(&mut self, keep: impl Fn(u64) -> bool) {
+        let mut freed = 0;
+        self.keys.retain(|&hash, (_, bytes)| {
+            let kept = keep(hash);
+            if !kept {
+                freed += *bytes;
+            }
+            kept
+        });
+        self.bytes -= freed;
+        if self.keys.len() < self.keys.capacity() / 4 {
+            self.keys.shrink_to_fit();
+        }
+    }
+}
+
+/// Bytes of a kept key besides its own estimate: its hash, its bytes and the map's slot.
+const KEY_ENTRY_BYTES: u64 = 32;
+
+#[cfg(test)]
+mod tests {
+    use metacache_ledger::Ledger;
+
+    use super::*;
+    use crate::advice::{AdvisorOptions, Policy};
+    use crate::slot::NEVER;
+
+    fn advisor(ledger: &Ledger) -> Advisor {
+        let policy = Policy {
+            count_capacity: 1_000_000,
+            ttl_nanos: NEVER,
+            after_access: false,
+            margin_nanos: 0,
+        };
+        Advisor::new(policy, AdvisorOptions::default(), ledger.node().clone(), 0)
+    }
+
+    #[test]
+    fn kept_keys_are_bounded_matched_and_charged() {
+        let ledger = Ledger::new(None);
+        let advisor = advisor(&ledger);
+        let keys = AdvisedKeys::<u64>::new(4);
+        for key in 0..20u64 {
+            keys.remember(&advisor, advisor.hash(&key), &key, 1 << 20);
+        }
+        let table = keys.table.lock();
+        assert_eq!(table.keys.len(), 8, "twice the sample's limit");
+        let bytes: u64 = table.keys.values().map(|(_, bytes)| bytes).sum();
+        assert_eq!(table.bytes, bytes);
+        assert_eq!(advisor.outside(), bytes, "held for the next charge");
+        drop(table);
+        let even = keys.matching(&advisor, |key| key % 2 == 0);
+        assert_eq!(even.len(), 4, "{even:?}");
+        assert!(
+            even.iter()
+                .all(|hash| { (0..8u64).any(|key| key % 2 == 0 && advisor.hash(&key) == *hash) })
+        );
+        advisor.retire();
+        assert!(keys.matching(&advisor, |_| true).is_empty());
+        assert_eq!(
+            keys.table.lock().keys.len(),
+            0,
+            "a stopped advisor's keys go"
+        );
     }
 }

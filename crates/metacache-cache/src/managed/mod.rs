@@ -18,6 +18,7 @@
 //!   in a table of their own, locked only by misses and puts of the look-aside API.
 
 mod advise;
+mod invalidate;
 mod lease;
 pub use lease::{DEFAULT_LEASE_TIMEOUT, LeaseLookup, LeaseToken, LeaseWaiter};
 mod reclaim;
@@ -144,6 +145,9 @@ struct Inner<K: Hash + Eq + Clone, V> {
     lease_timeout: Arc<AtomicU64>,
     /// The quota advisor (`crate::advice`), when the cache retains values and it is on.
     advisor: Option<Advisor>,
+    /// The keys of the sampled values loaded, for predicate invalidations (empty without an
+    /// advisor).
+    advised_keys: advise::AdvisedKeys<K>,
 }
 
 /// A memory-governed cache of `V` by `K`. Cheap to clone (one `Arc`); clones share everything.
@@ -205,8 +209,13 @@ where
                 let budget = governor.advisors_budget().child(Level::Entry, name, None);
                 Advisor::new(policy, options, budget, governor.clock().now_nanos())
             });
+        let advised_keys = advise::AdvisedKeys::new(match &advisor {
+            Some(_) => config.advisor.map_or(0, |options| options.sample_keys),
+            None => 0,
+        });
         let inner = Arc::new(Inner {
             advisor,
+            advised_keys,
             margin_nanos,
             refresher: RwLock::new(None),
             limiter: Arc::clone(governor.refresh_limiter()),
@@ -325,50 +334,6 @@ where
     pub fn insert(&self, key: K, value: V) -> Admission {
         let generation = self.inner.generation.load(SeqCst);
         self.inner.admit(key, value, generation, || false).1
-    }
-
-    /// Removes `key`; a load of `key` in flight no longer populates the cache (loads of other
-    /// keys are not affected). Returns whether a value was removed.
-    pub fn invalidate(&self, key: &K) -> bool {
-        {
-            let _fence = self.inner.fence.write();
-            self.inner.flights.fence(key);
-            self.inner.leases.fence(key);
-        }
-        self.inner.advise_invalidated(key);
-        match self.inner.map.remove(key) {
-            Some((_, value)) => {
-                self.inner.release_invalidated(&value);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Removes every value for which `predicate` holds; loads in flight no longer populate the
-    /// cache. Returns how many values were removed.
-    pub fn invalidate_if(&self, predicate: impl Fn(&K, &V) -> bool) -> u64 {
-        self.inner.new_generation();
-        self.inner.remove_where(predicate, true)
-    }
-
-    /// Removes every value whose key matches; loads of matching keys in flight no longer
-    /// populate the cache, loads of other keys are not affected (REFRESH TABLE / DATABASE).
-    /// Returns how many values were removed.
-    pub fn invalidate_keys_if(&self, predicate: impl Fn(&K) -> bool) -> u64 {
-        {
-            let _fence = self.inner.fence.write();
-            self.inner.flights.fence_if(&predicate);
-            self.inner.leases.fence_if(&predicate);
-        }
-        self.inner.remove_where(|key, _| predicate(key), true)
-    }
-
-    /// Removes every value; loads in flight no longer populate the cache.
-    pub fn invalidate_all(&self) -> u64 {
-        self.inner.new_generation();
-        self.inner.advise_cleared();
-        self.inner.remove_where(|_, _| true, false)
     }
 
     /// Takes the cache out of service for good (its catalog was altered or dropped): every value
@@ -535,39 +500,6 @@ where
     {
         let value = self.timed_load(load).await?;
         Ok(Cached::new(value, NEVER))
-    }
-
-    /// Fences every load in flight (their values are not stored, and later callers do not join
-    /// them) and every load that read the generation before now.
-    fn new_generation(&self) {
-        let _fence = self.fence.write();
-        self.generation.fetch_add(1, SeqCst);
-        self.flights.fence_if(|_| true);
-        self.leases.fence_if(|_| true);
-    }
-
-    /// Removes and releases every value for which `predicate` holds, counting invalidations;
-    /// with `advise`, the advisor hears of each sampled one.
-    fn remove_where(&self, predicate: impl Fn(&K, &V) -> bool, advise: bool) -> u64 {
-        let removed = AtomicU64::new(0);
-        self.map.retain(|key, value| {
-            if predicate(key, value) {
-                if advise {
-                    self.advise_invalidated_value(value);
-                }
-                self.release_invalidated(value);
-                removed.fetch_add(1, SeqCst);
-                false
-            } else {
-                true
-            }
-        });
-        removed.into_inner()
-    }
-
-    fn release_invalidated(&self, value: &Cached<V>) {
-        self.accounting.budget.release(value.take_charge());
-        CacheCounters::add(&self.accounting.counters.invalidations, 1);
     }
 
     fn stats(&self) -> CacheStats {

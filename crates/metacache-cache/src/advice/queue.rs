@@ -1,0 +1,111 @@
+//! The queue between a cache's request path and its advisor's simulation: what happened, in the
+//! order it happened, bounded.
+//!
+//! # Invariants
+//! - `events` never holds more than `room` events, `reports` more than [`REPORT_EVENTS`]; what
+//!   does not fit is dropped and counted in `dropped` (a report is dropped uncounted: reports
+//!   are a sample already).
+//! - A `Clear` is never dropped: the events queued before it are, when the queue is full.
+//! - Only a drain changes `room` (or a stop, which empties the queue).
+
+use super::{QUEUE_EVENTS, REPORT_EVENTS, Report};
+
+/// What happened, queued for the simulation.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Event {
+    /// A request of a sampled key; `charge` 0 when not known yet (a miss).
+    Request { hash: u64, charge: u64, now: u64 },
+    /// A sampled key's value was loaded and charged `charge`.
+    Load { hash: u64, charge: u64, now: u64 },
+    /// A hit that stands for [`crate::slot::HEAVY_REPORT`] hits of its value.
+    Hits {
+        hash: u64,
+        charge: u64,
+        now: u64,
+        report: Report,
+    },
+    /// A key was invalidated (held or not, with its ghost: quick_cache's `remove`). A
+    /// predicate's invalidations are not queued: they are applied at once, after a drain
+    /// (`Advisor::invalidate_matching`).
+    Invalidate { hash: u64, now: u64 },
+    /// Every value was invalidated (REFRESH CATALOG).
+    Clear { now: u64 },
+}
+
+impl Event {
+    pub(super) fn now(&self) -> u64 {
+        match *self {
+            Event::Request { now, .. }
+            | Event::Load { now, .. }
+            | Event::Hits { now, .. }
+            | Event::Invalidate { now, .. }
+            | Event::Clear { now } => now,
+        }
+    }
+}
+
+pub(super) struct Queue {
+    /// Events held between two drains at most ([`QUEUE_EVENTS`] to
+    /// [`super::MAX_QUEUE_EVENTS`]).
+    pub(super) room: usize,
+    pub(super) events: Vec<Event>,
+    /// Heavy-key reports ([`REPORT_EVENTS`] at most).
+    pub(super) reports: Vec<Event>,
+    /// Events dropped because the queue was full, since the last drain.
+    pub(super) dropped: u64,
+}
+
+impl Default for Queue {
+    fn default() -> Self {
+        Self {
+            room: QUEUE_EVENTS,
+            events: Vec::new(),
+            reports: Vec::new(),
+            dropped: 0,
+        }
+    }
+}
+
+impl Queue {
+    /// Queues `event`, or counts it dropped when the queue is full. Buffers are allocated at
+    /// the first event (a cache that is never read holds none).
+    pub(super) fn push(&mut self, event: Event) {
+        if let Event::Hits { .. } = event {
+            if self.reports.len() < REPORT_EVENTS {
+                if self.reports.capacity() == 0 {
+                    self.reports.reserve_exact(REPORT_EVENTS);
+                }
+                self.reports.push(event);
+            }
+            return;
+        }
+        if self.events.len() < self.room {
+            self.reserve();
+            self.events.push(event);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// Queues a `Clear` at `now`; a full queue drops what it holds instead (those events could
+    /// only have changed which values the clear removes, and their counts).
+    pub(super) fn push_clear(&mut self, now: u64) {
+        if self.events.len() >= self.room {
+            self.dropped += self.events.len() as u64;
+            self.events.clear();
+        }
+        self.reserve();
+        self.events.push(Event::Clear { now });
+    }
+
+    /// Events and reports queued.
+    pub(super) fn len(&self) -> usize {
+        self.events.len() + self.reports.len()
+    }
+
+    fn reserve(&mut self) {
+        if self.events.capacity() == 0 {
+            self.events.reserve_exact(self.room);
+        }
+    }
+}
