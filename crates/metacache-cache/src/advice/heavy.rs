@@ -19,8 +19,9 @@
 //! selection was. A key enters the table on either report, so that no counting report of a
 //! key that becomes heavy is lost.
 //!
-//! Only keys selected for at least [`PROMOTE_HITS`] hits count as heavy: below that the
-//! counts' spread would be a large error, and such a key is left to the sample.
+//! Only keys selected for at least [`PROMOTE_HITS`] hits, and [`HEAVIER_THAN_MEAN`] times a
+//! sampled key's mean requests, count as heavy: below that the counts' spread would be a large
+//! error, or the key is no hotter than the rest, and such a key is left to the sample.
 //!
 //! "Any policy keeps them" has one exception: a value invalidated (REFRESH TABLE, a
 //! metastore event) comes back as a newcomer, and the cache's small cold ring evicts a
@@ -75,10 +76,18 @@ const REPORT_HITS: f64 = 2.0 * crate::slot::HEAVY_REPORT as f64;
 pub(super) struct Heavy {
     keys: HashMap<u64, HeavyKey>,
     limit: usize,
+    /// Selected hits from which a key is heavy ([`Heavy::set_promote`]).
+    promote: f64,
 }
 
-/// Selected hits from which a key of the table is heavy.
+/// Selected hits from which a key of the table is heavy, at the least.
 const PROMOTE_HITS: f64 = 256.0;
+
+/// And at least this many times the mean requests of a sampled key: where every key is about
+/// as popular as the next (a loop, a scan), two lucky selecting reports would otherwise make
+/// hundreds of ordinary keys heavy, and "heavy keys fit hottest first and hit" is false of them
+/// (a loop's keys hit at the size that recorded them, not at a smaller one).
+pub(super) const HEAVIER_THAN_MEAN: f64 = 16.0;
 
 /// Bytes one heavy key costs in the table.
 const BYTES_PER_KEY: u64 = 48;
@@ -88,21 +97,38 @@ impl Heavy {
         Self {
             keys: HashMap::new(),
             limit: limit.max(1),
+            promote: PROMOTE_HITS,
         }
+    }
+
+    /// Keys are heavy from `hits` selected hits ([`PROMOTE_HITS`] at the least). Returns the
+    /// hashes of the keys that became heavy by it.
+    pub(super) fn set_promote(&mut self, hits: f64) -> Vec<u64> {
+        let promote = hits.max(PROMOTE_HITS);
+        let was = self.promote;
+        self.promote = promote;
+        if promote >= was {
+            return Vec::new();
+        }
+        let newly = self
+            .keys
+            .iter()
+            .filter(|(_, k)| k.selected >= promote && k.selected < was);
+        newly.map(|(&hash, _)| hash).collect()
     }
 
     /// Whether the key of `hash` is heavy: counted here, not in the miniatures.
     pub(super) fn is_heavy(&self, hash: u64) -> bool {
         self.keys
             .get(&hash)
-            .is_some_and(|k| k.selected >= PROMOTE_HITS)
+            .is_some_and(|k| k.selected >= self.promote)
     }
 
     /// A report of the key of `hash`, charged `charge` (0: unknown). Returns whether the key
     /// became heavy now.
     pub(super) fn report(&mut self, hash: u64, charge: u64, report: Report) -> bool {
         if let Some(key) = self.keys.get_mut(&hash) {
-            let was = key.selected >= PROMOTE_HITS;
+            let was = key.selected >= self.promote;
             if report.selects {
                 key.selected += REPORT_HITS;
             } else {
@@ -111,7 +137,7 @@ impl Heavy {
             if charge != 0 {
                 key.charge = charge;
             }
-            return !was && key.selected >= PROMOTE_HITS;
+            return !was && key.selected >= self.promote;
         }
         let (selected, hits) = if report.selects {
             (REPORT_HITS, 0.0)
@@ -138,7 +164,7 @@ impl Heavy {
                 invalidations: 0.0,
             },
         );
-        selected >= PROMOTE_HITS
+        selected >= self.promote
     }
 
     /// The key of `hash` missed (counted if it is in the table).
@@ -197,7 +223,7 @@ impl Heavy {
         let mut keys: Vec<(u64, HeavyKey)> = self
             .keys
             .iter()
-            .filter(|(_, k)| k.selected >= PROMOTE_HITS)
+            .filter(|(_, k)| k.selected >= self.promote)
             .map(|(hash, k)| (*hash, *k))
             .collect();
         keys.sort_by(|a, b| b.1.selected.total_cmp(&a.1.selected));
@@ -209,8 +235,8 @@ impl Heavy {
     /// (by the counting half, as any key's). Returns whether it became heavy now.
     pub(super) fn promote(&mut self, hash: u64, charge: u64) -> bool {
         if let Some(key) = self.keys.get_mut(&hash) {
-            let was = key.selected >= PROMOTE_HITS;
-            key.selected = key.selected.max(PROMOTE_HITS);
+            let was = key.selected >= self.promote;
+            key.selected = key.selected.max(self.promote);
             return !was;
         }
         if self.keys.len() >= self.limit
@@ -221,7 +247,7 @@ impl Heavy {
         self.keys.insert(
             hash,
             HeavyKey {
-                selected: PROMOTE_HITS,
+                selected: self.promote,
                 hits: 0.0,
                 charge,
                 misses: 0.0,
@@ -293,6 +319,28 @@ mod tests {
 
     fn hits(heavy: &Heavy) -> Vec<(f64, u64)> {
         heavy.by_hits().iter().map(|k| (k.hits, k.charge)).collect()
+    }
+
+    #[test]
+    fn a_key_no_hotter_than_the_rest_is_not_heavy() {
+        const SELECTS: Report = Report { selects: true };
+        let mut heavy = Heavy::new(8);
+        heavy.report(1, 100, SELECTS);
+        assert!(heavy.report(1, 100, SELECTS), "256 selected hits: heavy");
+        heavy.report(2, 100, SELECTS);
+        // Sampled keys are requested 30 times each on average (a loop): 256 is not heavy.
+        assert!(heavy.set_promote(HEAVIER_THAN_MEAN * 30.0).is_empty());
+        assert!(!heavy.is_heavy(1));
+        assert!(heavy.by_hits().is_empty());
+        assert!(!heavy.report(1, 100, SELECTS));
+        assert!(
+            heavy.report(1, 100, SELECTS),
+            "512 selected hits: 16 times the mean"
+        );
+        heavy.report(2, 100, SELECTS);
+        // The mean falls: the floor holds, and the keys above it now are returned.
+        assert_eq!(heavy.set_promote(1.0), vec![2]);
+        assert!(heavy.is_heavy(1) && heavy.is_heavy(2));
     }
 
     #[test]

@@ -440,6 +440,7 @@ impl Advisor {
             state.shed(keys.max(MIN_SAMPLE_KEYS));
         }
         simulation.overflowed = dropped > 0 && largest;
+        state.update_promote();
         self.threshold.store(state.sampler.threshold(), Relaxed);
         let muted = state.heavy_sampled(MUTED_KEYS);
         // None muted while the list changes (a hit queued then is simulated, or ignored as

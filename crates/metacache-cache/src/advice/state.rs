@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use super::heavy::{Counted, Heavy, Report, fitting};
+use super::heavy::{Counted, HEAVIER_THAN_MEAN, Heavy, Report, fitting};
 use super::mini::{HOT_ALLOCATION, Miniature, Policy};
 use super::sample::Sampler;
 use super::{Advice, AdvicePoint, AdvisorOptions, nanos};
@@ -264,6 +264,17 @@ impl State {
         }
         for key in keys {
             self.pending.remove(key);
+        }
+    }
+
+    /// Sets how hot a key must be to count as heavy: [`HEAVIER_THAN_MEAN`] times a sampled
+    /// key's mean requests (at the least the table's own floor). A key that becomes heavy by it
+    /// leaves the miniatures, as one promoted by a report does.
+    pub(super) fn update_promote(&mut self) {
+        let mean = self.unbounded.requests() / self.sampler.len().max(1) as f64;
+        let newly = self.heavy.set_promote(HEAVIER_THAN_MEAN * mean);
+        if self.binds() && !newly.is_empty() {
+            self.forget(&newly);
         }
     }
 
