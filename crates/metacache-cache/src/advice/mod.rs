@@ -556,21 +556,25 @@ fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(NEVER)
 }
 
+/// An advisor for unit tests: a cache of a million values that never expire, charged to
+/// `ledger`'s node.
+#[cfg(test)]
+pub(crate) fn test_advisor(ledger: &metacache_ledger::Ledger) -> Advisor {
+    let policy = Policy {
+        count_capacity: 1_000_000,
+        ttl_nanos: NEVER,
+        after_access: false,
+        margin_nanos: 0,
+    };
+    Advisor::new(policy, AdvisorOptions::default(), ledger.node().clone(), 0)
+}
+
 #[cfg(test)]
 mod tests {
     use metacache_ledger::Ledger;
 
+    use super::test_advisor as advisor;
     use super::*;
-
-    fn advisor(ledger: &Ledger) -> Advisor {
-        let policy = Policy {
-            count_capacity: 1_000_000,
-            ttl_nanos: NEVER,
-            after_access: false,
-            margin_nanos: 0,
-        };
-        Advisor::new(policy, AdvisorOptions::default(), ledger.node().clone(), 0)
-    }
 
     #[test]
     fn a_clear_is_never_lost_to_a_full_queue() {

@@ -274,18 +274,7 @@ mod tests {
     use metacache_ledger::Ledger;
 
     use super::*;
-    use crate::advice::{AdvisorOptions, Policy};
-    use crate::slot::NEVER;
-
-    fn advisor(ledger: &Ledger) -> Advisor {
-        let policy = Policy {
-            count_capacity: 1_000_000,
-            ttl_nanos: NEVER,
-            after_access: false,
-            margin_nanos: 0,
-        };
-        Advisor::new(policy, AdvisorOptions::default(), ledger.node().clone(), 0)
-    }
+    use crate::advice::test_advisor as advisor;
 
     #[test]
     fn kept_keys_are_bounded_matched_and_charged() {
