@@ -16,7 +16,7 @@ mod advice;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use advice::{Churn, Payload, mix, replay_governor, value_bytes, zipf};
+use advice::{Churn, Payload, replay_governor, value_bytes, zipf};
 use metacache_cache::{CacheConfig, ManagedCache};
 
 /// Requests, misses and invalidations of one key.
@@ -42,14 +42,13 @@ fn main() {
     let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
     let mut counts: HashMap<u64, Counts> = HashMap::new();
     let mut misses = 0u64;
+    let churn = Churn::Key { every };
     for (i, &key) in trace.iter().enumerate() {
         manual.advance(Duration::from_millis(1));
-        if i > 0 && i.is_multiple_of(every) {
-            // As `Churn::Key` draws it.
-            let victim = trace[(mix(i as u64) % trace.len() as u64) as usize];
+        if let Some(victim) = churn.victim(&trace, i) {
             counts.entry(victim).or_default().invalidations += 1;
         }
-        Churn::Key { every }.apply(&cache, &trace, i);
+        churn.apply(&cache, &trace, i);
         let entry = counts.entry(key).or_default();
         entry.requests += 1;
         if cache.get(&key).is_none() {

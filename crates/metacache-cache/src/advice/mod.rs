@@ -257,7 +257,7 @@ impl Advisor {
     /// A miss of the key of `hash` at `now`: queued for a sampled key (its value is loaded
     /// next) and for a key of the table of heavy keys, which counts its misses.
     pub(crate) fn record_miss(&self, hash: u64, now: u64) {
-        if self.samples(hash) || self.maybe_heavy(hash) {
+        if self.watches(hash) {
             self.push(Event::Request {
                 hash,
                 charge: 0,
@@ -302,8 +302,8 @@ impl Advisor {
         }
     }
 
-    /// Whether the advisor needs to hear of an invalidation of the key of `hash`: a sampled
-    /// key, or one that may be in the table of heavy keys.
+    /// Whether the advisor needs to hear of a miss or an invalidation of the key of `hash`: a
+    /// sampled key, or one that may be in the table of heavy keys.
     pub(crate) fn watches(&self, hash: u64) -> bool {
         self.samples(hash) || self.maybe_heavy(hash)
     }
@@ -358,11 +358,7 @@ impl Advisor {
     /// queue that overflowed grows; one that overflowed at its largest lowers the sample to
     /// what the advisor kept up with.
     pub(crate) fn drain(&self, served: impl FnOnce() -> Served) {
-        if self.retired.load(Relaxed) {
-            return;
-        }
-        let mut simulation = self.simulation.lock();
-        self.drain_locked(&mut simulation, served);
+        self.drain_locked(&mut self.simulation.lock(), served);
     }
 
     fn drain_locked(&self, simulation: &mut Simulation, served: impl FnOnce() -> Served) {

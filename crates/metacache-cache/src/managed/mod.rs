@@ -209,10 +209,11 @@ where
                 let budget = governor.advisors_budget().child(Level::Entry, name, None);
                 Advisor::new(policy, options, budget, governor.clock().now_nanos())
             });
-        let advised_keys = advise::AdvisedKeys::new(match &advisor {
-            Some(_) => config.advisor.map_or(0, |options| options.sample_keys),
-            None => 0,
-        });
+        let sample_keys = advisor
+            .as_ref()
+            .and(config.advisor)
+            .map_or(0, |o| o.sample_keys);
+        let advised_keys = advise::AdvisedKeys::new(sample_keys);
         let inner = Arc::new(Inner {
             advisor,
             advised_keys,

@@ -132,9 +132,10 @@ impl Churn {
         let due = |every: usize| i > 0 && every > 0 && i.is_multiple_of(every);
         match self {
             Churn::None => {}
-            Churn::Key { every } if due(every) => {
-                let key = trace[(mix(i as u64) % trace.len() as u64) as usize];
-                cache.invalidate(&key);
+            Churn::Key { .. } => {
+                if let Some(key) = self.victim(trace, i) {
+                    cache.invalidate(&key);
+                }
             }
             Churn::Table { every, tables } if due(every) => {
                 let table = mix(i as u64 ^ 0x55) % tables;
@@ -144,6 +145,17 @@ impl Churn {
                 cache.invalidate_all();
             }
             _ => {}
+        }
+    }
+
+    /// The key `Churn::Key` invalidates before the request numbered `i` of `trace`, if one is
+    /// due (drawn from the trace, so as often as it is requested).
+    pub fn victim(self, trace: &[u64], i: usize) -> Option<u64> {
+        match self {
+            Churn::Key { every } if i > 0 && every > 0 && i.is_multiple_of(every) => {
+                Some(trace[(mix(i as u64) % trace.len() as u64) as usize])
+            }
+            _ => None,
         }
     }
 }
