@@ -52,6 +52,8 @@ struct HeavyKey {
 /// A heavy key as the curve uses it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Counted {
+    /// Its key's hash.
+    pub(super) hash: u64,
     /// Its hits (the counting half's estimate).
     pub(super) hits: f64,
     /// Its misses: with the hits, its requests.
@@ -200,7 +202,8 @@ impl Heavy {
     pub(super) fn by_hits(&self) -> Vec<Counted> {
         let heavy = self.hottest_first().into_iter();
         heavy
-            .map(|(_, key)| Counted {
+            .map(|(hash, key)| Counted {
+                hash,
                 hits: key.hits,
                 misses: key.misses,
                 charge: key.charge,
@@ -415,6 +418,7 @@ mod tests {
     #[test]
     fn a_fitting_key_loses_what_its_invalidations_cost() {
         let key = |hits, invalidations| Counted {
+            hash: 0,
             hits,
             misses: invalidations,
             charge: 100,
@@ -431,6 +435,7 @@ mod tests {
     #[test]
     fn the_hottest_keys_that_fit_count() {
         let keys = [(100.0, 600), (50.0, 600), (10.0, 100)].map(|(hits, charge)| Counted {
+            hash: 0,
             hits,
             misses: 0.0,
             charge,

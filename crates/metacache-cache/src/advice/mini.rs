@@ -274,6 +274,11 @@ impl Miniature {
         self.earliest_deadline = earliest.get();
     }
 
+    /// Whether a value of `key` is held (expired or not).
+    pub(super) fn holds(&self, key: u64) -> bool {
+        self.map.peek(&key).is_some()
+    }
+
     /// The key left the sample, or it was invalidated (as `remove` does it: its ghost goes too).
     pub(super) fn forget(&mut self, key: u64) {
         self.map.remove(&key);

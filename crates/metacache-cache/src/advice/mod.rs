@@ -43,6 +43,7 @@
 //! - Every key the miniatures hold is in the sample (see [`state`]).
 //! - `reserved` bytes are held in the advisor's budget and released when it retires or drops.
 
+mod crowd;
 mod heavy;
 mod mini;
 mod queue;
@@ -484,7 +485,13 @@ impl Advisor {
     /// all and whose byte limit is `limit` now.
     pub(crate) fn advice(&self, served: Served, limit: Option<u64>, now: u64) -> Advice {
         self.drain(|| served);
+        // The crowded sizes are simulated outside the lock: drains go on meanwhile.
+        let job = self.simulation.lock().state.crowd_job(served, now);
+        let crowd = job.map(|job| job.run());
         let mut simulation = self.simulation.lock();
+        if let Some(crowd) = crowd {
+            simulation.state.set_crowd(crowd);
+        }
         let mut advice = simulation.state.curve(served, limit, now);
         advice.reserved_bytes = simulation.reserved;
         advice.dropped_events = simulation.dropped;

@@ -21,6 +21,10 @@ use std::collections::{BinaryHeap, HashMap};
 pub(super) struct SampledKey {
     /// The bytes its value was last charged (0: not known yet).
     pub(super) bytes: u64,
+    /// Its requests and the times its value was invalidated, halved as the miniatures' counts
+    /// age.
+    pub(super) requests: f64,
+    pub(super) invalidations: f64,
 }
 
 /// The sample: which keys, and at what rate.
@@ -36,7 +40,7 @@ pub(super) struct Sampler {
 
 /// Bytes one tracked key costs: its map slot (hash, state, control byte, load-factor slack)
 /// and its heap slot.
-pub(super) const BYTES_PER_KEY: u64 = 48;
+pub(super) const BYTES_PER_KEY: u64 = 64;
 
 /// A full sample sheds this share of its limit at once (a sample of fewer than 4 keys, the one
 /// key over): 4 is a quarter.
@@ -94,6 +98,33 @@ impl Sampler {
             self.known_bytes = self.known_bytes - key.bytes + bytes;
             key.bytes = bytes;
         }
+    }
+
+    /// Counts a request of a tracked key.
+    pub(super) fn count(&mut self, hash: u64) {
+        if let Some(key) = self.keys.get_mut(&hash) {
+            key.requests += 1.0;
+        }
+    }
+
+    /// Counts an invalidation of a tracked key's value.
+    pub(super) fn invalidated(&mut self, hash: u64) {
+        if let Some(key) = self.keys.get_mut(&hash) {
+            key.invalidations += 1.0;
+        }
+    }
+
+    /// Halves every key's counts, as the miniatures' counts age.
+    pub(super) fn age(&mut self) {
+        for key in self.keys.values_mut() {
+            key.requests /= 2.0;
+            key.invalidations /= 2.0;
+        }
+    }
+
+    /// The tracked keys.
+    pub(super) fn keys(&self) -> impl Iterator<Item = (u64, SampledKey)> + '_ {
+        self.keys.iter().map(|(&hash, &key)| (hash, key))
     }
 
     /// Tracks `hash` (below the threshold) if it is new. Returns the hashes that left the

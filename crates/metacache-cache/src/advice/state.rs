@@ -7,11 +7,24 @@
 //! largest size is at least twice the estimated working set (or [`LARGEST`]).
 
 use std::collections::HashSet;
+use std::time::Duration;
 
-use super::heavy::{Counted, HEAVIER_THAN_MEAN, Heavy, Report, fitting};
-use super::mini::{HOT_ALLOCATION, Miniature, Policy};
+use super::crowd::Crowded;
+use super::heavy::{HEAVIER_THAN_MEAN, Heavy, Report};
+use super::mini::{Miniature, Policy};
 use super::sample::Sampler;
 use super::{Advice, AdvicePoint, AdvisorOptions, nanos};
+
+mod predict;
+
+use predict::Anchor;
+
+/// Sizes below this many times the heavy keys' bytes are crowded by them: their hit ratio
+/// there is simulated ([`super::crowd`]).
+const CROWDED: u64 = 4;
+
+/// How long a simulation of the crowded sizes stands: a curve read more often reuses it.
+const CROWD_KEPT: Duration = Duration::from_secs(10);
 
 /// The largest size of the grid (1 TiB).
 pub(super) const LARGEST: u64 = 1 << 40;
@@ -64,6 +77,12 @@ pub(super) struct State {
     /// miniatures' counts are, and the cache's totals at that moment.
     aged: [f64; 2],
     aging_mark: Served,
+    /// What the heavy keys do at the crowded sizes ([`super::crowd`]), and when it was
+    /// simulated.
+    crowd: Vec<(u64, Crowded)>,
+    crowd_at: Option<u64>,
+    /// Times every value was invalidated (REFRESH CATALOG), aged as the counts are.
+    clears: f64,
 }
 
 impl State {
@@ -81,6 +100,9 @@ impl State {
             marks: [(now, 0), (now, 0)],
             aged: [0.0; 2],
             aging_mark: Served::default(),
+            crowd: Vec::new(),
+            crowd_at: None,
+            clears: 0.0,
             options,
         }
     }
@@ -107,6 +129,7 @@ impl State {
         } else if self.sampler.get(hash).is_some_and(|k| k.bytes != charge) {
             self.sampler.set_bytes(hash, charge);
         }
+        self.sampler.count(hash);
         self.grow();
         self.tick(now, served);
         let policy = self.policy;
@@ -151,6 +174,7 @@ impl State {
     /// stays where there is one (the cache removed a held value by predicate).
     pub(super) fn invalidate(&mut self, hash: u64, held: bool) {
         self.heavy.invalidated(hash);
+        self.sampler.invalidated(hash);
         if held {
             for mini in self.all() {
                 mini.invalidate_held(hash);
@@ -164,6 +188,7 @@ impl State {
     /// Every value was invalidated: no size holds any (the counts and the frequency histories
     /// stay, as the cache's do).
     pub(super) fn clear(&mut self) {
+        self.clears += 1.0;
         for mini in self.all() {
             mini.clear();
         }
@@ -297,6 +322,8 @@ impl State {
                 mini.age();
             }
             self.heavy.age();
+            self.sampler.age();
+            self.clears /= 2.0;
             self.aged = self.aged.map(|count| count / 2.0);
             self.next_age = self
                 .next_age
@@ -340,36 +367,27 @@ impl State {
     /// `limit` now, pinned to the cache's measured hit ratio at that limit ([`Anchor`]).
     pub(super) fn curve(&mut self, served: Served, limit: Option<u64>, now: u64) -> Advice {
         self.tick(now, served);
-        let [(since, before), (last, _)] = self.marks;
-        let elapsed = now.saturating_sub(since);
-        let requests_per_minute = if elapsed > 0 {
-            served.requests.saturating_sub(before) as f64 * 60e9 / elapsed as f64
-        } else {
-            0.0
-        };
+        let requests_per_minute = self.requests_per_minute(served, now);
+        let last = self.marks[1].0;
         if now.saturating_sub(last) >= 60_000_000_000 {
             self.marks = [self.marks[1], (now, served.requests)];
         }
         let rate = self.sampler.rate();
-        let window = served.since(self.aging_mark);
-        let (requests, hits) = (self.aged[0] + window[0], self.aged[1] + window[1]);
-        let heavy = if self.binds() {
-            self.heavy.by_hits()
-        } else {
-            Vec::new()
-        };
+        let (requests, hits) = self.totals(served);
+        let heavy = self.counted_heavy();
         let per_nano = requests_per_minute / 60e9;
+        let crowd = self.crowd.clone();
         let anchor = Anchor {
             limit,
             measured: if requests > 0.0 { hits / requests } else { 0.0 },
-            predicted: self.predict(limit, &heavy, requests.max(1.0), per_nano),
+            predicted: self.predict(limit, &heavy, &crowd, requests.max(1.0), per_nano),
         };
         let working_set = self.working_set();
         let keys = self.sampler.len() as f64;
         let mut points = Vec::new();
         if requests > 0.0 {
             for mini in &self.minis {
-                let predicted = self.predict(Some(mini.size()), &heavy, requests, per_nano);
+                let predicted = self.predict(Some(mini.size()), &heavy, &crowd, requests, per_nano);
                 let hit_rate = anchor.correct(mini.size(), predicted);
                 let error = if keys > 0.0 {
                     (hit_rate * (1.0 - hit_rate) * (1.0 - rate) / keys).sqrt()
@@ -409,132 +427,10 @@ impl State {
         }
     }
 
-    /// The predicted hit ratio at `size` bytes (`None`: unlimited) over `requests` requests:
-    /// the heavy keys (`heavy`, by hits) that fit, and the miniatures' ratio for the rest at the
-    /// bytes and count slots the heavy keys leave. The miniatures bound every size by the
-    /// cache's whole count capacity, so the slots the heavy keys take are given to the rest as
-    /// bytes: no more than the slots left hold at the sample's mean value (a cache allowed `k`
-    /// values behaves much as one whose bytes hold `k`). An invalidated heavy key loses the
-    /// hits the cold ring at this size would cost it: the cache serves `per_nano` requests a
-    /// nanosecond, a key its share of them ([`super::heavy`]).
-    fn predict(&self, size: Option<u64>, heavy: &[Counted], requests: f64, per_nano: f64) -> f64 {
-        let without_loss = self.predict_losing(size, heavy, requests, |_| 0.0);
-        let cold_life = match size {
-            Some(size) if per_nano > 0.0 && heavy.iter().any(|k| k.invalidations > 0.0) => {
-                self.cold_life(size, 1.0 - without_loss, per_nano)
-            }
-            _ => None,
-        };
-        let Some(life) = cold_life else {
-            return without_loss;
-        };
-        self.predict_losing(size, heavy, requests, |key: &Counted| {
-            let per_nano = (key.hits + key.misses) / requests * per_nano;
-            key.invalidations * (-per_nano * life).exp()
-        })
-    }
-
-    /// How long a newcomer stays unread in the cold ring of a cache of `size` bytes whose miss
-    /// ratio is `misses` and which serves `per_nano` requests a nanosecond, in nanoseconds:
-    /// the ring's bytes over the bytes stored a nanosecond. `None` when that size holds the
-    /// working set and evicts nothing.
-    fn cold_life(&self, size: u64, misses: f64, per_nano: f64) -> Option<f64> {
-        if size >= self.working_set() {
-            return None;
-        }
-        let weight = self
-            .mean_bytes()
-            .max(size.div_ceil(self.policy.count_capacity.max(1)) as f64);
-        let stored = misses * per_nano * weight;
-        (stored > 0.0).then(|| size as f64 * (1.0 - HOT_ALLOCATION) / stored)
-    }
-
-    /// The mean known charge of a sampled key's value.
-    fn mean_bytes(&self) -> f64 {
-        self.sampler.known_bytes() as f64 / self.sampler.len().max(1) as f64
-    }
-
-    /// [`State::predict`] with a heavy key losing `lost` of its hits.
-    fn predict_losing(
-        &self,
-        size: Option<u64>,
-        heavy: &[Counted],
-        requests: f64,
-        lost: impl Fn(&Counted) -> f64,
-    ) -> f64 {
-        // A heavy key's requests are its hits and misses (a size that loses hits to the cold
-        // ring turns them into misses).
-        let heavy_requests: f64 = heavy.iter().map(|k| k.hits + k.misses).sum();
-        let count = self.policy.count_capacity;
-        let fit = fitting(heavy, size, count, lost);
-        let mean = self.mean_bytes();
-        let by_count = (fit.values > 0 && mean > 0.0)
-            .then(|| (count.saturating_sub(fit.values) as f64 * mean).min(u64::MAX as f64) as u64);
-        let rest = match size {
-            Some(size) => Some(
-                size.saturating_sub(fit.weight)
-                    .min(by_count.unwrap_or(u64::MAX)),
-            ),
-            None => by_count,
-        };
-        let rest_ratio = match rest {
-            Some(0) => 0.0,
-            rest => self.ratio_at(rest),
-        };
-        let rest_requests = (requests - heavy_requests).max(0.0);
-        ((fit.hits + rest_ratio * rest_requests) / requests).clamp(0.0, 1.0)
-    }
-
-    /// The miniatures' hit ratio at `limit` bytes (`None`: unlimited), interpolated between
-    /// the sizes around it on the doubling grid.
-    fn ratio_at(&self, limit: Option<u64>) -> f64 {
-        let Some(limit) = limit else {
-            return self.unbounded.hit_ratio();
-        };
-        let Some(above) = self.minis.iter().position(|m| m.size() >= limit) else {
-            return self.unbounded.hit_ratio();
-        };
-        let high = &self.minis[above];
-        let Some(low) = above.checked_sub(1).map(|i| &self.minis[i]) else {
-            // Below the grid: from nothing at 0 bytes to the smallest size's ratio.
-            return high.hit_ratio() * (limit as f64 / high.size() as f64).min(1.0);
-        };
-        let at = ((limit as f64).log2() - (low.size() as f64).log2()).clamp(0.0, 1.0);
-        low.hit_ratio() + (high.hit_ratio() - low.hit_ratio()) * at
-    }
-
     /// Every miniature, the unbounded one last.
     fn all(&mut self) -> impl Iterator<Item = &mut Miniature> {
         self.minis
             .iter_mut()
             .chain(std::iter::once(&mut self.unbounded))
-    }
-}
-
-/// The cache's measured hit ratio at its own limit, against the prediction there. Much of a
-/// sample's error is common to neighbouring sizes (which keys fell in the sample), so the curve
-/// is scaled to pass through the measured point: below the limit the hit ratios are scaled
-/// (0 bytes still hit nothing), above it the miss ratios are.
-struct Anchor {
-    limit: Option<u64>,
-    measured: f64,
-    predicted: f64,
-}
-
-impl Anchor {
-    fn correct(&self, size: u64, predicted: f64) -> f64 {
-        let below = self.limit.is_none_or(|limit| size <= limit);
-        let corrected = if below {
-            if self.predicted > 0.0 {
-                predicted * self.measured / self.predicted
-            } else {
-                predicted
-            }
-        } else if self.predicted < 1.0 {
-            1.0 - (1.0 - predicted) * (1.0 - self.measured) / (1.0 - self.predicted)
-        } else {
-            predicted
-        };
-        corrected.clamp(0.0, 1.0)
     }
 }

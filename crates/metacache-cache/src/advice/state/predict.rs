@@ -1,0 +1,257 @@
+//! How a curve point is predicted from the state: the heavy keys that fit (or, at the
+//! crowded sizes, what the simulation found them to do), the miniatures for the rest at the
+//! bytes and count slots the heavy keys leave, and the pinning to the measured hit ratio.
+
+use super::super::crowd::{CrowdJob, Crowded, Population, Sampled, crowded};
+use super::super::heavy::{Counted, fitting};
+use super::super::mini::{HOT_ALLOCATION, Miniature};
+use super::super::nanos;
+use super::{CROWD_KEPT, CROWDED, Served, State};
+
+impl State {
+    /// The predicted hit ratio at `size` bytes (`None`: unlimited) over `requests` requests:
+    /// the heavy keys (`heavy`, by hits) that fit, and the miniatures' ratio for the rest at the
+    /// bytes and count slots the heavy keys leave. The miniatures bound every size by the
+    /// cache's whole count capacity, so the slots the heavy keys take are given to the rest as
+    /// bytes: no more than the slots left hold at the sample's mean value (a cache allowed `k`
+    /// values behaves much as one whose bytes hold `k`). An invalidated heavy key loses the
+    /// hits the cold ring at this size would cost it: the cache serves `per_nano` requests a
+    /// nanosecond, a key its share of them ([`super::heavy`]).
+    pub(super) fn predict(
+        &self,
+        size: Option<u64>,
+        heavy: &[Counted],
+        crowd: &[(u64, Crowded)],
+        requests: f64,
+        per_nano: f64,
+    ) -> f64 {
+        if let Some(crowded) = size.and_then(|size| crowded(crowd, size)) {
+            // The simulation counts what invalidations and contests cost the heavy keys.
+            return self.predict_with(size, heavy, requests, |_| 0.0, Some(crowded));
+        }
+        let without_loss = self.predict_losing(size, heavy, requests, |_| 0.0);
+        let cold_life = match size {
+            Some(size) if per_nano > 0.0 && heavy.iter().any(|k| k.invalidations > 0.0) => {
+                self.cold_life(size, 1.0 - without_loss, per_nano)
+            }
+            _ => None,
+        };
+        let Some(life) = cold_life else {
+            return without_loss;
+        };
+        self.predict_losing(size, heavy, requests, |key: &Counted| {
+            let per_nano = (key.hits + key.misses) / requests * per_nano;
+            key.invalidations * (-per_nano * life).exp()
+        })
+    }
+
+    /// How long a newcomer stays unread in the cold ring of a cache of `size` bytes whose miss
+    /// ratio is `misses` and which serves `per_nano` requests a nanosecond, in nanoseconds:
+    /// the ring's bytes over the bytes stored a nanosecond. `None` when that size holds the
+    /// working set and evicts nothing.
+    fn cold_life(&self, size: u64, misses: f64, per_nano: f64) -> Option<f64> {
+        if size >= self.working_set() {
+            return None;
+        }
+        let weight = self
+            .mean_bytes()
+            .max(size.div_ceil(self.policy.count_capacity.max(1)) as f64);
+        let stored = misses * per_nano * weight;
+        (stored > 0.0).then(|| size as f64 * (1.0 - HOT_ALLOCATION) / stored)
+    }
+
+    /// The mean known charge of a sampled key's value.
+    fn mean_bytes(&self) -> f64 {
+        self.sampler.known_bytes() as f64 / self.sampler.len().max(1) as f64
+    }
+
+    /// [`State::predict`] with a heavy key losing `lost` of its hits.
+    fn predict_losing(
+        &self,
+        size: Option<u64>,
+        heavy: &[Counted],
+        requests: f64,
+        lost: impl Fn(&Counted) -> f64,
+    ) -> f64 {
+        self.predict_with(size, heavy, requests, lost, None)
+    }
+
+    /// The cache's requests a minute, between the older of the two marks and `now`.
+    pub(super) fn requests_per_minute(&self, served: Served, now: u64) -> f64 {
+        let (since, before) = self.marks[0];
+        let elapsed = now.saturating_sub(since);
+        if elapsed > 0 {
+            served.requests.saturating_sub(before) as f64 * 60e9 / elapsed as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// The cache's recent requests and hits, aged.
+    pub(super) fn totals(&self, served: Served) -> (f64, f64) {
+        let window = served.since(self.aging_mark);
+        (self.aged[0] + window[0], self.aged[1] + window[1])
+    }
+
+    /// The heavy keys the curve counts apart (none while every key is sampled).
+    pub(super) fn counted_heavy(&self) -> Vec<Counted> {
+        if self.binds() {
+            self.heavy.by_hits()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// What to simulate for the crowded sizes, unless their last simulation is recent
+    /// ([`CROWD_KEPT`]). The caller runs it outside the advisor's lock and hands the outcome to
+    /// [`State::set_crowd`].
+    pub(in crate::advice) fn crowd_job(&mut self, served: Served, now: u64) -> Option<CrowdJob> {
+        if self
+            .crowd_at
+            .is_some_and(|at| now.saturating_sub(at) < nanos(CROWD_KEPT))
+        {
+            return None;
+        }
+        self.tick(now, served);
+        self.crowd_at = Some(now);
+        let heavy = self.counted_heavy();
+        if heavy.is_empty() {
+            self.crowd.clear();
+            return None;
+        }
+        let per_nano = self.requests_per_minute(served, now) / 60e9;
+        let requests = self.totals(served).0.max(1.0);
+        let heavy_bytes: u64 = heavy.iter().map(|k| k.charge).sum();
+        let below = heavy_bytes.saturating_mul(CROWDED);
+        let rest: Vec<Sampled> = self
+            .sampler
+            .keys()
+            .filter(|(hash, _)| !self.heavy.is_heavy(*hash))
+            .map(|(hash, key)| Sampled {
+                hash,
+                charge: key.bytes,
+                requests: key.requests,
+                invalidations: key.invalidations,
+            })
+            .collect();
+        let population = Population::new(&heavy, &rest, self.sampler.rate(), requests, self.clears);
+        if population.is_empty() {
+            self.crowd.clear();
+            return None;
+        }
+        Some(CrowdJob {
+            population,
+            sizes: self
+                .minis
+                .iter()
+                .map(Miniature::size)
+                .take_while(|&size| size < below)
+                .collect(),
+            policy: self.policy,
+            step_nanos: if per_nano > 0.0 {
+                (1.0 / per_nano).min(u64::MAX as f64) as u64
+            } else {
+                1_000_000
+            },
+            sweep_nanos: nanos(self.options.sweep_interval),
+        })
+    }
+
+    /// The outcome of a [`CrowdJob`].
+    pub(in crate::advice) fn set_crowd(&mut self, crowd: Vec<(u64, Crowded)>) {
+        self.crowd = crowd;
+    }
+
+    /// [`State::predict_losing`], or with what the simulation found at this crowded size
+    /// (`crowded`): the heavy keys' hits, the bytes and values they hold on average, and the
+    /// rest's hit ratio among them.
+    fn predict_with(
+        &self,
+        size: Option<u64>,
+        heavy: &[Counted],
+        requests: f64,
+        lost: impl Fn(&Counted) -> f64,
+        crowded: Option<Crowded>,
+    ) -> f64 {
+        // A heavy key's requests are its hits and misses (a size that loses hits to the cold
+        // ring turns them into misses).
+        let heavy_requests: f64 = heavy.iter().map(|k| k.hits + k.misses).sum();
+        let count = self.policy.count_capacity;
+        let mut fit = fitting(heavy, size, count, lost);
+        if let Some(crowded) = crowded {
+            fit.hits = heavy_requests * crowded.hit_ratio;
+            fit.weight = crowded.bytes as u64;
+            fit.values = crowded.values.round() as u64;
+        }
+        let mean = self.mean_bytes();
+        let by_count = (fit.values > 0 && mean > 0.0)
+            .then(|| (count.saturating_sub(fit.values) as f64 * mean).min(u64::MAX as f64) as u64);
+        let rest = match size {
+            Some(size) => Some(
+                size.saturating_sub(fit.weight)
+                    .min(by_count.unwrap_or(u64::MAX)),
+            ),
+            None => by_count,
+        };
+        let mut rest_ratio = match rest {
+            Some(0) => 0.0,
+            rest => self.ratio_at(rest),
+        };
+        if let (Some(crowded), Some(size)) = (crowded, size) {
+            // Where the heavy keys fill the size, the rest lives in what they leave for a
+            // while, contesting them: the simulation's rest. Where they fill little of it,
+            // the rest has its bytes for good: the miniatures' (which see its reuse, TTLs and
+            // invalidations as they came, not drawn at random).
+            let share = (crowded.bytes / size.max(1) as f64).clamp(0.0, 1.0);
+            rest_ratio = share * crowded.rest_hit_ratio + (1.0 - share) * rest_ratio;
+        }
+        let rest_requests = (requests - heavy_requests).max(0.0);
+        ((fit.hits + rest_ratio * rest_requests) / requests).clamp(0.0, 1.0)
+    }
+
+    /// The miniatures' hit ratio at `limit` bytes (`None`: unlimited), interpolated between
+    /// the sizes around it on the doubling grid.
+    fn ratio_at(&self, limit: Option<u64>) -> f64 {
+        let Some(limit) = limit else {
+            return self.unbounded.hit_ratio();
+        };
+        let Some(above) = self.minis.iter().position(|m| m.size() >= limit) else {
+            return self.unbounded.hit_ratio();
+        };
+        let high = &self.minis[above];
+        let Some(low) = above.checked_sub(1).map(|i| &self.minis[i]) else {
+            // Below the grid: from nothing at 0 bytes to the smallest size's ratio.
+            return high.hit_ratio() * (limit as f64 / high.size() as f64).min(1.0);
+        };
+        let at = ((limit as f64).log2() - (low.size() as f64).log2()).clamp(0.0, 1.0);
+        low.hit_ratio() + (high.hit_ratio() - low.hit_ratio()) * at
+    }
+}
+
+/// The cache's measured hit ratio at its own limit, against the prediction there. Much of a
+/// sample's error is common to neighbouring sizes (which keys fell in the sample), so the curve
+/// is scaled to pass through the measured point: below the limit the hit ratios are scaled
+/// (0 bytes still hit nothing), above it the miss ratios are.
+pub(super) struct Anchor {
+    pub(super) limit: Option<u64>,
+    pub(super) measured: f64,
+    pub(super) predicted: f64,
+}
+
+impl Anchor {
+    pub(super) fn correct(&self, size: u64, predicted: f64) -> f64 {
+        let below = self.limit.is_none_or(|limit| size <= limit);
+        let corrected = if below {
+            if self.predicted > 0.0 {
+                predicted * self.measured / self.predicted
+            } else {
+                predicted
+            }
+        } else if self.predicted < 1.0 {
+            1.0 - (1.0 - predicted) * (1.0 - self.measured) / (1.0 - self.predicted)
+        } else {
+            predicted
+        };
+        corrected.clamp(0.0, 1.0)
+    }
+}
