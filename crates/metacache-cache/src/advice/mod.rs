@@ -486,7 +486,11 @@ impl Advisor {
     pub(crate) fn advice(&self, served: Served, limit: Option<u64>, now: u64) -> Advice {
         self.drain(|| served);
         // The crowded sizes are simulated outside the lock: drains go on meanwhile.
-        let job = self.simulation.lock().state.crowd_job(served, now);
+        let job = if self.retired.load(Relaxed) {
+            None
+        } else {
+            self.simulation.lock().state.crowd_job(served, now)
+        };
         let crowd = job.map(|job| job.run());
         let mut simulation = self.simulation.lock();
         if let Some(crowd) = crowd {

@@ -218,6 +218,23 @@ mod tests {
     }
 
     #[test]
+    fn requests_and_invalidations_are_counted_and_age() {
+        let mut sampler = Sampler::new(4);
+        sampler.track(1);
+        for _ in 0..4 {
+            sampler.count(1);
+        }
+        sampler.invalidated(1);
+        sampler.count(2);
+        sampler.invalidated(2);
+        sampler.age();
+        let key = sampler.get(1).expect("tracked");
+        assert_eq!((key.requests, key.invalidations), (2.0, 0.5));
+        assert!(sampler.get(2).is_none(), "an untracked key is not counted");
+        assert_eq!(sampler.keys().count(), 1);
+    }
+
+    #[test]
     fn known_bytes_follow_the_tracked_keys() {
         let mut sampler = Sampler::new(2);
         sampler.track(1);

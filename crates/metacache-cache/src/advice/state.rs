@@ -23,8 +23,9 @@ use predict::Anchor;
 /// there is simulated ([`super::crowd`]).
 const CROWDED: u64 = 4;
 
-/// How long a simulation of the crowded sizes stands: a curve read more often reuses it.
-const CROWD_KEPT: Duration = Duration::from_secs(10);
+/// How long a simulation of the crowded sizes stands: a curve read more often (a scrape of
+/// `/metrics` every 15 s, the dashboard) reuses it. The heavy keys' counts age over 15 minutes.
+const CROWD_KEPT: Duration = Duration::from_secs(60);
 
 /// The largest size of the grid (1 TiB).
 pub(super) const LARGEST: u64 = 1 << 40;

@@ -280,7 +280,14 @@ pub fn replay(
         }
     }
     let ratio = hits as f64 / case.trace.len().max(1) as f64;
-    (ratio, cache.advice())
+    let reading = std::time::Instant::now();
+    let advice = cache.advice();
+    if advisor.is_some() && std::env::var_os("ADVICE_TIMING").is_some() {
+        // What reading the curve costs (the crowded sizes' simulation included): the
+        // `advice_accuracy` example's cost column, docs/benchmarks.md.
+        eprintln!("{}: curve read in {:?}", case.name, reading.elapsed());
+    }
+    (ratio, advice)
 }
 
 /// One compared point: the prediction against the real cache's hit ratios in one or more
