@@ -377,18 +377,17 @@ impl State {
         let (requests, hits) = self.totals(served);
         let heavy = self.counted_heavy();
         let per_nano = requests_per_minute / 60e9;
-        let crowd = self.crowd.clone();
         let anchor = Anchor {
             limit,
             measured: if requests > 0.0 { hits / requests } else { 0.0 },
-            predicted: self.predict(limit, &heavy, &crowd, requests.max(1.0), per_nano),
+            predicted: self.predict(limit, &heavy, requests.max(1.0), per_nano),
         };
         let working_set = self.working_set();
         let keys = self.sampler.len() as f64;
         let mut points = Vec::new();
         if requests > 0.0 {
             for mini in &self.minis {
-                let predicted = self.predict(Some(mini.size()), &heavy, &crowd, requests, per_nano);
+                let predicted = self.predict(Some(mini.size()), &heavy, requests, per_nano);
                 let hit_rate = anchor.correct(mini.size(), predicted);
                 let error = if keys > 0.0 {
                     (hit_rate * (1.0 - hit_rate) * (1.0 - rate) / keys).sqrt()

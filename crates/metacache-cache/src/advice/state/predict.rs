@@ -3,7 +3,7 @@
 //! bytes and count slots the heavy keys leave, and the pinning to the measured hit ratio.
 
 use super::super::crowd::{CrowdJob, Crowded, Population, Sampled, crowded};
-use super::super::heavy::{Counted, fitting};
+use super::super::heavy::{Counted, Fitting, fitting};
 use super::super::mini::{HOT_ALLOCATION, Miniature};
 use super::super::nanos;
 use super::{CROWD_KEPT, CROWDED, Served, State};
@@ -17,17 +17,22 @@ impl State {
     /// values behaves much as one whose bytes hold `k`). An invalidated heavy key loses the
     /// hits the cold ring at this size would cost it: the cache serves `per_nano` requests a
     /// nanosecond, a key its share of them ([`super::heavy`]).
+    /// At a crowded size the simulation's outcome stands for the heavy keys that fit
+    /// ([`super::super::crowd`]): it counts what invalidations and contests cost them.
     pub(super) fn predict(
         &self,
         size: Option<u64>,
         heavy: &[Counted],
-        crowd: &[(u64, Crowded)],
         requests: f64,
         per_nano: f64,
     ) -> f64 {
-        if let Some(crowded) = size.and_then(|size| crowded(crowd, size)) {
-            // The simulation counts what invalidations and contests cost the heavy keys.
-            return self.predict_with(size, heavy, requests, |_| 0.0, Some(crowded));
+        if let Some(crowded) = size.and_then(|size| crowded(&self.crowd, size)) {
+            let fit = Fitting {
+                hits: requests_of(heavy) * crowded.hit_ratio,
+                weight: crowded.bytes as u64,
+                values: crowded.values.round() as u64,
+            };
+            return self.predict_with(size, heavy, requests, fit, Some(crowded));
         }
         let without_loss = self.predict_losing(size, heavy, requests, |_| 0.0);
         let cold_life = match size {
@@ -73,7 +78,8 @@ impl State {
         requests: f64,
         lost: impl Fn(&Counted) -> f64,
     ) -> f64 {
-        self.predict_with(size, heavy, requests, lost, None)
+        let fit = fitting(heavy, size, self.policy.count_capacity, lost);
+        self.predict_with(size, heavy, requests, fit, None)
     }
 
     /// The cache's requests a minute, between the older of the two marks and `now`.
@@ -162,27 +168,17 @@ impl State {
         self.crowd = crowd;
     }
 
-    /// [`State::predict_losing`], or with what the simulation found at this crowded size
-    /// (`crowded`): the heavy keys' hits, the bytes and values they hold on average, and the
-    /// rest's hit ratio among them.
+    /// The hit ratio at `size` with the heavy keys taking `fit` (their hits, bytes and count
+    /// slots), and, at a crowded size, the rest's hit ratio among them (`crowded`).
     fn predict_with(
         &self,
         size: Option<u64>,
         heavy: &[Counted],
         requests: f64,
-        lost: impl Fn(&Counted) -> f64,
+        fit: Fitting,
         crowded: Option<Crowded>,
     ) -> f64 {
-        // A heavy key's requests are its hits and misses (a size that loses hits to the cold
-        // ring turns them into misses).
-        let heavy_requests: f64 = heavy.iter().map(|k| k.hits + k.misses).sum();
         let count = self.policy.count_capacity;
-        let mut fit = fitting(heavy, size, count, lost);
-        if let Some(crowded) = crowded {
-            fit.hits = heavy_requests * crowded.hit_ratio;
-            fit.weight = crowded.bytes as u64;
-            fit.values = crowded.values.round() as u64;
-        }
         let mean = self.mean_bytes();
         let by_count = (fit.values > 0 && mean > 0.0)
             .then(|| (count.saturating_sub(fit.values) as f64 * mean).min(u64::MAX as f64) as u64);
@@ -205,7 +201,7 @@ impl State {
             let share = (crowded.bytes / size.max(1) as f64).clamp(0.0, 1.0);
             rest_ratio = share * crowded.rest_hit_ratio + (1.0 - share) * rest_ratio;
         }
-        let rest_requests = (requests - heavy_requests).max(0.0);
+        let rest_requests = (requests - requests_of(heavy)).max(0.0);
         ((fit.hits + rest_ratio * rest_requests) / requests).clamp(0.0, 1.0)
     }
 
@@ -226,6 +222,12 @@ impl State {
         let at = ((limit as f64).log2() - (low.size() as f64).log2()).clamp(0.0, 1.0);
         low.hit_ratio() + (high.hit_ratio() - low.hit_ratio()) * at
     }
+}
+
+/// The heavy keys' requests: their hits and misses (a size that loses hits to the cold ring
+/// turns them into misses).
+fn requests_of(heavy: &[Counted]) -> f64 {
+    heavy.iter().map(|k| k.hits + k.misses).sum()
 }
 
 /// The cache's measured hit ratio at its own limit, against the prediction there. Much of a
