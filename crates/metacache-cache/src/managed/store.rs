@@ -4,7 +4,9 @@
 //!
 //! Invariant: a value is resident uncharged (charge 0) only between its insertion and its
 //! reservation, and displaced values are held out of the map still charged only while a
-//! contest is decided; both under the fence's read side.
+//! contest is decided; both under the fence's read side. Whoever makes charged bytes
+//! evictable again (a value stored, victims put back) checks the levels above for a limit
+//! lowered meanwhile: reclamation cannot evict what is not in the map.
 
 use std::hash::Hash;
 use std::sync::atomic::Ordering::SeqCst;
@@ -222,6 +224,9 @@ where
                 self.accounting.release_evicted(victim.take_charge());
             }
         }
+        // A limit lowered while they were out of the map asked for reclamation that could not
+        // evict them (a pass that frees nothing gives up): ask again now that they are back.
+        self.accounting.budget.reclaim_if_over_limit();
         false
     }
 
