@@ -21,6 +21,9 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+#[path = "common/http.rs"]
+mod http;
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -30,56 +33,13 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use serde_json::Value as Json;
 
+use http::{call, send};
+
 const CATALOG: &str = "adv";
 const ENTRY: &str = "adv-blobs";
 
 fn new_agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(120)))
-        .build()
-        .into()
-}
-
-/// Status, `Metacache-Lease` header (if any) and body text of one request.
-fn send(
-    agent: &ureq::Agent,
-    method: &str,
-    url: &str,
-    body: &[u8],
-    lease: Option<&str>,
-) -> Result<(u16, Option<String>, String)> {
-    let response = match method {
-        "GET" => agent.get(url).call(),
-        "DELETE" => agent.delete(url).call(),
-        "POST" => agent.post(url).send(body),
-        "PUT" => {
-            let mut put = agent.put(url);
-            if let Some(lease) = lease {
-                put = put.header("Metacache-Lease", lease);
-            }
-            put.send(body)
-        }
-        other => bail!("method {other}"),
-    };
-    let mut response = response.with_context(|| format!("{method} {url}"))?;
-    let status = response.status().as_u16();
-    let lease = response
-        .headers()
-        .get("metacache-lease")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let text = response.body_mut().read_to_string().unwrap_or_default();
-    Ok((status, lease, text))
-}
-
-/// A request that must succeed, answering its JSON.
-fn call(agent: &ureq::Agent, method: &str, url: &str, body: &[u8]) -> Result<Json> {
-    let (status, _, text) = send(agent, method, url, body, None)?;
-    if status >= 300 {
-        bail!("{method} {url}: {status} {text}");
-    }
-    Ok(serde_json::from_str(&text).unwrap_or(Json::String(text)))
+    http::new_agent(Duration::from_secs(120))
 }
 
 fn sql(agent: &ureq::Agent, base: &str, statement: &str) -> Result<Json> {
@@ -112,16 +72,7 @@ fn counts(agent: &ureq::Agent, base: &str) -> Result<(u64, u64)> {
 /// Drops the catalog (if it exists) and creates it again with `properties`: every replay
 /// starts from an empty cache with no history, as the recorded run did.
 fn fresh_catalog(agent: &ureq::Agent, base: &str, properties: &[(String, String)]) -> Result<()> {
-    let (status, _, text) = send(
-        agent,
-        "POST",
-        &format!("{base}/api/v1/sql"),
-        format!("DROP CATALOG IF EXISTS {CATALOG}").as_bytes(),
-        None,
-    )?;
-    if status >= 300 {
-        bail!("DROP CATALOG: {status} {text}");
-    }
+    sql(agent, base, &format!("DROP CATALOG IF EXISTS {CATALOG}"))?;
     let mut all = serde_json::Map::new();
     all.insert("type".into(), Json::String(CATALOG.into()));
     for (key, value) in properties {

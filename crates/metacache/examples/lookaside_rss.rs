@@ -13,6 +13,9 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+#[path = "common/http.rs"]
+mod http;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,6 +23,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value as Json;
+
+use http::call;
 
 const SIZES: [usize; 4] = [512, 4096, 65_536, 1 << 20];
 const KEY_SPACE_FACTOR: u64 = 4;
@@ -41,27 +46,7 @@ impl Shape {
 }
 
 fn new_agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(60)))
-        .build()
-        .into()
-}
-
-fn call(agent: &ureq::Agent, method: &str, url: &str, body: &[u8]) -> Result<Json> {
-    let response = match method {
-        "GET" => agent.get(url).call(),
-        "POST" => agent.post(url).send(body),
-        "PUT" => agent.put(url).send(body),
-        other => bail!("method {other}"),
-    };
-    let mut response = response.with_context(|| format!("{method} {url}"))?;
-    let status = response.status().as_u16();
-    let text = response.body_mut().read_to_string()?;
-    if status >= 300 {
-        bail!("{method} {url}: {status} {text}");
-    }
-    Ok(serde_json::from_str(&text).unwrap_or(Json::String(text)))
+    http::new_agent(Duration::from_secs(60))
 }
 
 fn status_kib(pid: u32, field: &str) -> Result<u64> {
