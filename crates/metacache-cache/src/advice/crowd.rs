@@ -95,8 +95,9 @@ pub(super) struct Population {
     /// Cumulative request weights of `keys`.
     cumulative: Vec<f64>,
     heavy: usize,
-    /// Keys one sampled key stands for.
-    copies: u64,
+    /// Keys one sampled key stands for, on average (`1 / rate`): each stands for the whole
+    /// number below or above it ([`Population::copies_of`]).
+    copies: f64,
     /// Cumulative invalidation weights of `keys` (a sampled key's stand for its copies'), and
     /// the invalidations a request.
     invalidations: Vec<f64>,
@@ -148,7 +149,7 @@ impl Population {
             keys,
             cumulative,
             heavy: heavy.len(),
-            copies: (1.0 / rate).round().max(1.0) as u64,
+            copies: 1.0 / rate,
             invalidations,
             invalidations_per_request: per_request(invalidated),
             clears_per_request: per_request(clears),
@@ -305,16 +306,44 @@ impl Population {
             // Distinct keys; the cache hashes them itself.
             hash.wrapping_add(
                 random
-                    .random_range(..self.copies)
+                    .random_range(..self.copies_of(hash))
                     .wrapping_mul(0x9E37_79B9_7F4A_7C15),
             )
         }
+    }
+
+    /// How many keys the sampled key of `hash` stands for: `⌊1 / rate⌋` or one more, so that
+    /// on average it is `1 / rate`. Rounded instead, a sample at 0.75 stood for one key each —
+    /// three quarters of the rest's keys, each a third hotter than it is — and the rest hit
+    /// too often. The hash picks which, so a key stands for the same number at every draw.
+    fn copies_of(&self, hash: u64) -> u64 {
+        let whole = self.copies.floor();
+        let unit = (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64 / (1u64 << 53) as f64;
+        (whole as u64 + u64::from(unit < self.copies - whole)).max(1)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sampled_key_stands_for_one_over_the_rate_keys_on_average() {
+        for rate in [1.0, 0.75, 0.42, 0.23, 0.04] {
+            let population = Population::new(&[], &[], rate, 1.0, 0.0);
+            let keys = 100_000u64;
+            let copies: u64 = (0..keys)
+                .map(|i| population.copies_of(i.wrapping_mul(0x2545_F491_4F6C_DD1D)))
+                .sum();
+            let mean = copies as f64 / keys as f64;
+            assert!(
+                (mean - 1.0 / rate).abs() < 0.01 / rate,
+                "rate {rate}: {mean} keys a sampled key"
+            );
+            let hash = 12_345;
+            assert_eq!(population.copies_of(hash), population.copies_of(hash));
+        }
+    }
 
     fn policy() -> Policy {
         Policy {

@@ -353,6 +353,12 @@ impl Miniature {
         (self.map.memory_used().total() + self.frequency.bytes()) as u64
     }
 
+    /// Takes a key's share out of the counts: it left the miniatures to be counted apart.
+    pub(super) fn discount(&mut self, share: super::trace::Share) {
+        self.hits = (self.hits - share.hits).max(0.0);
+        self.misses = (self.misses - share.misses).max(0.0);
+    }
+
     /// Copies the residents of `larger` and its counts, so that a size added later starts
     /// warm. `larger` is the advisor's unbounded miniature: what it holds, a cache of at least
     /// the working set holds too.

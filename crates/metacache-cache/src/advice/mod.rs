@@ -16,7 +16,8 @@
 //!
 //! - **Heavy keys counted apart** ([`heavy`]): one hit in 64 of each thread's hits reports its
 //!   value, and the keys reported most are counted apart from the sample, whose error they
-//!   would dominate (one half of the reports picks them, the other counts them).
+//!   would dominate (one half of the reports picks them, the other counts them). A sampled
+//!   key that becomes heavy takes out of the miniatures' counts what it put there ([`trace`]).
 //! - **Pinned** to the hit ratio the cache measures at its own limit.
 //! - **Invalidations** are events too: a value invalidated is gone at every size, and a
 //!   `Clear` (every value invalidated) is never lost to a full queue. A predicate's
@@ -33,8 +34,8 @@
 //! overflows at its largest, two drains in a row, lowers the sampling rate until the advisor
 //! keeps up — it sheds keys, never a key's requests — unless one key floods it: that key is
 //! made heavy, and the hits of the hottest heavy sampled keys are not queued ([`MUTED_KEYS`]).
-//! Memory — queue, sample, miniatures, heavy keys, and the sampled keys the cache keeps for
-//! predicate invalidations ([`Advisor::hold_outside`]) — is bounded by the sample size and
+//! Memory — queue, sample, miniatures, heavy keys, traces, and the sampled keys the cache keeps
+//! for predicate invalidations ([`Advisor::hold_outside`]) — is bounded by the sample size and
 //! charged to the node's ledger (not the catalog's: the cache's map sizes itself by the
 //! catalog's limits); a refused reservation, or a node still short after every value was
 //! reclaimed, stops the advisor for good.
@@ -49,6 +50,7 @@ mod mini;
 mod queue;
 mod sample;
 mod state;
+mod trace;
 
 use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;

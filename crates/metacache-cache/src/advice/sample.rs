@@ -36,6 +36,8 @@ pub(super) struct Sampler {
     order: BinaryHeap<u64>,
     /// Sum of the known bytes of the tracked keys.
     known_bytes: u64,
+    /// Sum of the tracked keys' requests (aged as theirs are).
+    requests: f64,
 }
 
 /// Bytes one tracked key costs: its map slot (hash, state, control byte, load-factor slack)
@@ -55,6 +57,7 @@ impl Sampler {
             keys: HashMap::new(),
             order: BinaryHeap::new(),
             known_bytes: 0,
+            requests: 0.0,
         }
     }
 
@@ -87,6 +90,11 @@ impl Sampler {
         self.known_bytes
     }
 
+    /// The mean requests of a tracked key (0 when none is).
+    pub(super) fn mean_requests(&self) -> f64 {
+        self.requests / self.keys.len().max(1) as f64
+    }
+
     /// The tracked key of `hash`, if it is tracked.
     pub(super) fn get(&self, hash: u64) -> Option<SampledKey> {
         self.keys.get(&hash).copied()
@@ -104,6 +112,7 @@ impl Sampler {
     pub(super) fn count(&mut self, hash: u64) {
         if let Some(key) = self.keys.get_mut(&hash) {
             key.requests += 1.0;
+            self.requests += 1.0;
         }
     }
 
@@ -120,6 +129,7 @@ impl Sampler {
             key.requests /= 2.0;
             key.invalidations /= 2.0;
         }
+        self.requests /= 2.0;
     }
 
     /// The tracked keys.
@@ -160,6 +170,7 @@ impl Sampler {
             self.threshold = largest;
             if let Some(key) = self.keys.remove(&largest) {
                 self.known_bytes -= key.bytes;
+                self.requests = (self.requests - key.requests).max(0.0);
             }
             left.push(largest);
         }
@@ -232,6 +243,29 @@ mod tests {
         assert_eq!((key.requests, key.invalidations), (2.0, 0.5));
         assert!(sampler.get(2).is_none(), "an untracked key is not counted");
         assert_eq!(sampler.keys().count(), 1);
+    }
+
+    #[test]
+    fn the_mean_requests_follow_the_tracked_keys() {
+        let mut sampler = Sampler::new(2);
+        assert_eq!(sampler.mean_requests(), 0.0);
+        sampler.track(1);
+        sampler.track(2);
+        for _ in 0..6 {
+            sampler.count(1);
+        }
+        sampler.count(2);
+        sampler.count(3);
+        assert_eq!(
+            sampler.mean_requests(),
+            3.5,
+            "the untracked key is not counted"
+        );
+        sampler.age();
+        assert_eq!(sampler.mean_requests(), 1.75);
+        // Key 2 leaves (the largest hash): its half request goes with it.
+        assert_eq!(sampler.track(0), vec![2]);
+        assert_eq!(sampler.mean_requests(), 1.5);
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! change them, and how a curve is read from them.
 //!
 //! Invariants: every key the miniatures hold is in the sample and not heavy (once the sample
-//! binds); the miniatures' capacities are their sizes times the current rate; the grid's
-//! largest size is at least twice the estimated working set (or [`LARGEST`]).
+//! binds), and their counts hold no traced request of a heavy key; the miniatures' capacities
+//! are their sizes times the current rate; the grid's largest size is at least twice the
+//! estimated working set (or [`LARGEST`]).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -13,6 +14,7 @@ use super::crowd::Crowded;
 use super::heavy::{HEAVIER_THAN_MEAN, Heavy, Report};
 use super::mini::{Miniature, Policy};
 use super::sample::Sampler;
+use super::trace::{TRACE_FROM, Traces};
 use super::{Advice, AdvicePoint, AdvisorOptions, nanos};
 
 mod predict;
@@ -84,6 +86,11 @@ pub(super) struct State {
     crowd_at: Option<u64>,
     /// Times every value was invalidated (REFRESH CATALOG), aged as the counts are.
     clears: f64,
+    /// The hot sampled keys' shares of the miniatures' counts ([`super::trace`]), traced from
+    /// `trace_from` sampled requests; `hit_buffer` holds one request's hits while it is traced.
+    traces: Traces,
+    trace_from: f64,
+    hit_buffer: Vec<bool>,
 }
 
 impl State {
@@ -104,6 +111,9 @@ impl State {
             crowd: Vec::new(),
             crowd_at: None,
             clears: 0.0,
+            traces: Traces::default(),
+            trace_from: TRACE_FROM,
+            hit_buffer: Vec::new(),
             options,
         }
     }
@@ -134,9 +144,28 @@ impl State {
         self.grow();
         self.tick(now, served);
         let policy = self.policy;
-        for mini in self.all() {
-            mini.access(hash, charge, now, &policy);
+        if !self.traces.contains(hash)
+            && self
+                .sampler
+                .get(hash)
+                .is_some_and(|key| key.requests >= self.trace_from)
+        {
+            self.traces.start(hash, self.minis.len());
         }
+        if !self.traces.contains(hash) {
+            for mini in self.all() {
+                mini.access(hash, charge, now, &policy);
+            }
+            return;
+        }
+        let mut hits = std::mem::take(&mut self.hit_buffer);
+        hits.clear();
+        for mini in &mut self.minis {
+            hits.push(mini.access(hash, charge, now, &policy));
+        }
+        let unbounded = self.unbounded.access(hash, charge, now, &policy);
+        self.traces.record(hash, &hits, unbounded);
+        self.hit_buffer = hits;
     }
 
     /// The value of the key of `hash` was loaded and charged `charge` at `now`.
@@ -166,7 +195,7 @@ impl State {
     ) {
         self.tick(now, served);
         if self.heavy.report(hash, charge, report) && self.binds() {
-            self.forget(&[hash]);
+            self.counted_apart(&[hash]);
         }
     }
 
@@ -200,7 +229,7 @@ impl State {
     /// miniatures must see all of its requests, and the sample sheds keys until it binds).
     pub(super) fn flood(&mut self, hash: u64, charge: u64) {
         if self.binds() && self.heavy.promote(hash, charge) {
-            self.forget(&[hash]);
+            self.counted_apart(&[hash]);
         }
     }
 
@@ -271,15 +300,30 @@ impl State {
         // weighs what its requests were (fixed-size SHARDS).
         let scale = rate / before;
         self.forget(left);
+        self.traces.retain(|hash| !left.contains(&hash));
         for mini in self.all() {
             mini.rescale(rate, scale);
         }
+        self.traces.scale(scale);
         if before == 1.0 {
             // The sample binds from now on: the heavy keys leave the miniatures (while every
             // key was sampled, the miniatures were exact and needed no heavy keys).
             let heavy = self.heavy.hottest();
-            self.forget(&heavy);
+            self.counted_apart(&heavy);
         }
+    }
+
+    /// The keys of `heavy` are counted apart from now on: they leave the miniatures, with what
+    /// their traces say they put into the miniatures' counts.
+    fn counted_apart(&mut self, heavy: &[u64]) {
+        for &hash in heavy {
+            if let Some(shares) = self.traces.take(hash) {
+                for (mini, share) in self.all().zip(shares) {
+                    mini.discount(share);
+                }
+            }
+        }
+        self.forget(heavy);
     }
 
     fn forget(&mut self, keys: &[u64]) {
@@ -300,8 +344,15 @@ impl State {
         let mean = self.unbounded.requests() / self.sampler.len().max(1) as f64;
         let newly = self.heavy.set_promote(HEAVIER_THAN_MEAN * mean);
         if self.binds() && !newly.is_empty() {
-            self.forget(&newly);
+            self.counted_apart(&newly);
         }
+        // Hot keys are traced from TRACE_FROM times the mean sampled requests, and stop under
+        // half of it (or when they leave the sample).
+        self.trace_from = TRACE_FROM * self.sampler.mean_requests();
+        let sampler = &self.sampler;
+        let keep = self.trace_from / 2.0;
+        self.traces
+            .retain(|hash| sampler.get(hash).is_some_and(|key| key.requests >= keep));
     }
 
     /// Ages the counts and sweeps expired values when their time has come.
@@ -324,6 +375,7 @@ impl State {
             }
             self.heavy.age();
             self.sampler.age();
+            self.traces.scale(0.5);
             self.clears /= 2.0;
             self.aged = self.aged.map(|count| count / 2.0);
             self.next_age = self
@@ -348,6 +400,7 @@ impl State {
             let mut mini = Miniature::new(next, rate, &self.policy);
             mini.fill_from(&self.unbounded);
             self.minis.push(mini);
+            self.traces.grew();
         }
     }
 
@@ -356,6 +409,7 @@ impl State {
         self.sampler.bytes()
             + self.unbounded.bytes()
             + self.heavy.bytes()
+            + self.traces.bytes()
             + self.minis.iter().map(Miniature::bytes).sum::<u64>()
     }
 

@@ -16,7 +16,7 @@ impl State {
     /// bytes: no more than the slots left hold at the sample's mean value (a cache allowed `k`
     /// values behaves much as one whose bytes hold `k`). An invalidated heavy key loses the
     /// hits the cold ring at this size would cost it: the cache serves `per_nano` requests a
-    /// nanosecond, a key its share of them ([`super::heavy`]).
+    /// nanosecond, a key its share of them ([`super::super::heavy`]).
     /// At a crowded size the simulation's outcome stands for the heavy keys that fit
     /// ([`super::super::crowd`]): it counts what invalidations and contests cost them.
     pub(super) fn predict(
