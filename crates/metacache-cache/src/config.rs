@@ -33,7 +33,8 @@ pub struct CacheConfig {
     /// Visits an estimate may make before it counts as incomplete.
     pub visit_budget: u64,
     /// The quota advisor's settings; `None` (the default of [`CacheConfig::new`]) turns it off
-    /// (`crate::advice`). Catalogs turn it on for their caches.
+    /// (`crate::advice`). Catalogs turn it on for their caches unless the entry's `advisor`
+    /// setting is `false`.
     pub advisor: Option<crate::AdvisorOptions>,
 }
 

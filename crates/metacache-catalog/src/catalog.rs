@@ -14,7 +14,7 @@ use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use metacache_cache::{AdvisorOptions, CacheStats, ManagedCache, MemoryGovernor, Refresher};
+use metacache_cache::{CacheStats, ManagedCache, MemoryGovernor, Refresher};
 use metacache_engines::{
     CacheSource, EngineDef, EngineRegistry, KEY_PREFIX, ResolvedCache, Setting, resolve,
 };
@@ -342,10 +342,7 @@ impl Catalog {
             return Ok(None);
         };
         let parent = self.parent_budget(&mut state, &engine_def, &resolved, limit);
-        let config = resolved
-            .config
-            .with_advisor(Some(AdvisorOptions::default()));
-        let cache = ManagedCache::<K, V>::new(config, &self.governor, &parent);
+        let cache = ManagedCache::<K, V>::new(resolved.config, &self.governor, &parent);
         let refresher = state
             .refreshers
             .get(&(engine.to_owned(), entry_name.to_owned()))

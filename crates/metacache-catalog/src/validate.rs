@@ -190,7 +190,7 @@ fn malformed(registry: &EngineRegistry, key: &str, rest: &str) -> Error {
     }
     Error::UnknownProperty {
         key: key.to_owned(),
-        hint: "; cache keys are meta.cache.max-weight and meta.cache.<engine>.<entry>.{enable,ttl-second,capacity,max-weight,auto-refresh}".to_owned(),
+        hint: "; cache keys are meta.cache.max-weight and meta.cache.<engine>.<entry>.{enable,ttl-second,capacity,max-weight,auto-refresh,advisor}".to_owned(),
     }
 }
 
@@ -252,7 +252,7 @@ fn check_entry_key(
                 )));
             }
             match setting {
-                Setting::Enable | Setting::AutoRefresh => {
+                Setting::Enable | Setting::AutoRefresh | Setting::Advisor => {
                     parse_enable(key, value)?;
                 }
                 _ => {
@@ -262,7 +262,7 @@ fn check_entry_key(
         }
         None => {
             return Err(unknown(
-                "; settings are enable, ttl-second, capacity, max-weight and auto-refresh"
+                "; settings are enable, ttl-second, capacity, max-weight, auto-refresh and advisor"
                     .to_owned(),
             ));
         }

@@ -84,7 +84,7 @@ const CREATE_ERRORS: &[(Pairs, &str)] = &[
     ),
     (
         &[("meta.cache.hive.file.ttl", "60")],
-        "Unknown metadata cache property: meta.cache.hive.file.ttl; settings are enable, ttl-second, capacity, max-weight and auto-refresh",
+        "Unknown metadata cache property: meta.cache.hive.file.ttl; settings are enable, ttl-second, capacity, max-weight, auto-refresh and advisor",
     ),
     (
         &[("meta.cache.hive.fle.ttl-second", "60")],
@@ -100,7 +100,7 @@ const CREATE_ERRORS: &[(Pairs, &str)] = &[
     ),
     (
         &[("meta.cache.maxweight", "1GB")],
-        "Unknown metadata cache property: meta.cache.maxweight; cache keys are meta.cache.max-weight and meta.cache.<engine>.<entry>.{enable,ttl-second,capacity,max-weight,auto-refresh}",
+        "Unknown metadata cache property: meta.cache.maxweight; cache keys are meta.cache.max-weight and meta.cache.<engine>.<entry>.{enable,ttl-second,capacity,max-weight,auto-refresh,advisor}",
     ),
     (
         &[("meta.cache.hive.file.enable", "yes")],

@@ -49,16 +49,21 @@ pub enum Setting {
     /// `auto-refresh`: `true` or `false` (refresh-ahead, §8.3).
     #[serde(rename = "auto-refresh")]
     AutoRefresh,
+    /// `advisor`: `true` (the default) or `false`, the quota advisor of the entry's caches
+    /// (§8.5).
+    #[serde(rename = "advisor")]
+    Advisor,
 }
 
 impl Setting {
     /// Every setting, in key order of the docs.
-    pub const ALL: [Setting; 5] = [
+    pub const ALL: [Setting; 6] = [
         Setting::Enable,
         Setting::TtlSecond,
         Setting::Capacity,
         Setting::MaxWeight,
         Setting::AutoRefresh,
+        Setting::Advisor,
     ];
 
     /// The key suffix.
@@ -69,6 +74,7 @@ impl Setting {
             Setting::Capacity => "capacity",
             Setting::MaxWeight => "max-weight",
             Setting::AutoRefresh => "auto-refresh",
+            Setting::Advisor => "advisor",
         }
     }
 
@@ -270,11 +276,13 @@ impl EngineDef {
         self.entry(token).is_some()
             && (setting == Setting::TtlSecond
                 || self.has_caches(token)
-                || (setting == Setting::AutoRefresh && self.configures_tokenless(token)))
+                || (matches!(setting, Setting::AutoRefresh | Setting::Advisor)
+                    && self.configures_tokenless(token)))
     }
 
     /// Whether `token` has no cache of its own but configures caches without a token (their TTL
-    /// and, then, their `auto-refresh`): `paimon.table` for `paimon-latest-snapshot`.
+    /// and, then, their `auto-refresh` and `advisor`): `paimon.table` for
+    /// `paimon-latest-snapshot`.
     pub fn configures_tokenless(&self, token: &str) -> bool {
         !self.has_caches(token)
             && self.caches.iter().any(|c| {

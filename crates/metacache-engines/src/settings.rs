@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use metacache_cache::{CacheConfig, Expiry};
+use metacache_cache::{AdvisorOptions, CacheConfig, Expiry};
 
 use crate::keys::entry_key;
 use crate::{CacheDef, CacheSource, EngineDef, Error, PropertyMap, Result, Setting, TtlDefault};
@@ -97,6 +97,7 @@ impl Resolver<'_> {
                     .with_enabled(enable)
                     .with_expiry(expiry)
                     .with_auto_refresh(auto_refresh)
+                    .with_advisor(self.advisor(Some(token)))
             }
             CacheSource::Tokenless {
                 ttl_from,
@@ -116,6 +117,7 @@ impl Resolver<'_> {
                     .is_some_and(|t| self.auto_refresh(t));
                 CacheConfig::new(def.entry_name.as_str(), ttl, *capacity)
                     .with_auto_refresh(auto_refresh)
+                    .with_advisor(self.advisor(ttl_from.as_deref()))
             }
         }
     }
@@ -132,6 +134,17 @@ impl Resolver<'_> {
             .filter(move |l| l.entry == token && l.setting == setting)
             .filter_map(|l| Some((l.key.clone(), self.properties.get(&l.key)?.as_str())));
         unified.into_iter().chain(legacy)
+    }
+
+    /// The quota advisor of a cache configured by `token` (`None`: a cache without one): on
+    /// unless `advisor` of the token says `false`.
+    fn advisor(&self, token: Option<&str>) -> Option<AdvisorOptions> {
+        let on = token.is_none_or(|token| {
+            self.values(token, Setting::Advisor)
+                .find_map(|(key, v)| parse_enable(&key, v).ok())
+                .unwrap_or(true)
+        });
+        on.then(AdvisorOptions::default)
     }
 
     /// `auto-refresh` of `token`: the property, else the entry's default.

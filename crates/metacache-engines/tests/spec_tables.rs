@@ -710,3 +710,54 @@ fn auto_refresh_is_on_only_where_the_definition_turns_it_on() {
     assert!(p.accepts("table", Setting::AutoRefresh));
     assert!(!p.accepts("table", Setting::Capacity));
 }
+
+#[test]
+fn the_advisor_is_on_unless_an_entry_turns_it_off() {
+    let registry = EngineRegistry::builtin();
+    let defaults = resolved(&registry, "hms", &props(&[]));
+    assert!(
+        defaults.values().all(|c| c.config.advisor.is_some()),
+        "on for every cache by default"
+    );
+    let off = resolved(
+        &registry,
+        "hms",
+        &props(&[("meta.cache.hive.file.advisor", "False")]),
+    );
+    for ((engine, entry), cache) in &off {
+        let expected_off = entry == "hive-file";
+        assert_eq!(
+            cache.config.advisor.is_none(),
+            expected_off,
+            "{engine} {entry}"
+        );
+    }
+    // hudi is configured by meta.cache.hive.*: its caches follow the hive keys.
+    let hudi = resolved(
+        &registry,
+        "hms",
+        &props(&[("meta.cache.hive.table.advisor", "false")]),
+    );
+    assert!(
+        hudi[&("hudi".to_owned(), "hive-table".to_owned())]
+            .config
+            .advisor
+            .is_none()
+    );
+    // A token without a cache of its own configures its tokenless followers.
+    let latest = ("paimon".to_owned(), "paimon-latest-snapshot".to_owned());
+    assert!(
+        resolved(&registry, "paimon", &props(&[]))[&latest]
+            .config
+            .advisor
+            .is_some()
+    );
+    let paimon = resolved(
+        &registry,
+        "paimon",
+        &props(&[("meta.cache.paimon.table.advisor", "false")]),
+    );
+    assert!(paimon[&latest].config.advisor.is_none());
+    let p = registry.get("paimon").expect("paimon");
+    assert!(p.accepts("table", Setting::Advisor));
+}

@@ -31,31 +31,17 @@ fn rows(out: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-#[test]
-fn the_advice_table_answers_how_many_bytes_a_hit_rate_needs() {
-    let (_tmp, data) = data_dir();
-    let server = Server::start(&data, &[]);
-    let (status, body) = server.http(
-        "PUT",
-        "/api/v1/engines/feature_store",
-        Some(ENGINE.as_bytes()),
-        None,
-    );
-    assert_eq!(status, 200, "{body}");
-    // 256 KiB for the entry: about a fifth of its working set below.
-    server.query(
-        "CREATE CATALOG fs PROPERTIES ('type'='feature_store', \
-         'meta.cache.feature_store.features.max-weight'='256KB')",
-    );
+/// `requests` look-aside reads of the feature store over 600 keys, skewed (a key's popularity
+/// falls with its rank), values of 0.5–3 KiB: a miss is followed by the PUT of its value, as a
+/// client does. Returns the misses.
+fn read_through(server: &Server, requests: u64) -> u64 {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(30)))
         .build()
         .into();
-    // 3,000 look-aside reads over 600 keys, skewed (a key's popularity falls with its rank),
-    // values of 0.5–3 KiB: a miss is followed by the PUT of its value, as a client does.
     let mut misses = 0;
-    for i in 0..3_000u64 {
+    for i in 0..requests {
         let rank = (mix(i) % 600) * (mix(i ^ 77) % 600) / 600;
         let key = format!("k{rank}");
         let url = format!("{}{BASE}/{key}", server.http);
@@ -70,6 +56,104 @@ fn the_advice_table_answers_how_many_bytes_a_hit_rate_needs() {
             let _ = response.body_mut().read_to_vec();
         }
     }
+    misses
+}
+
+/// Registers the feature store engine and creates catalog `fs` with `properties` added.
+fn feature_store(server: &Server, properties: &str) {
+    server.define_engine("feature_store", ENGINE);
+    server.query(&format!(
+        "CREATE CATALOG fs PROPERTIES ('type'='feature_store'{properties})"
+    ));
+}
+
+/// The entry's advice rows (one per curve point) and what the node's advisors hold, from
+/// `/metrics` (read after the rows: a query of the advice table drains the advisors first).
+fn advice_and_reserved(server: &Server) -> (usize, u64) {
+    let points = rows(&server.query(
+        "SELECT CACHE_BYTES FROM information_schema.catalog_meta_cache_advice \
+         WHERE CATALOG_NAME = 'fs' AND ENTRY_NAME = 'fs-features'",
+    ))
+    .len();
+    let (status, body) = server.http("GET", "/metrics", None, None);
+    assert_eq!(status, 200, "{body}");
+    let reserved = body
+        .lines()
+        .find_map(|l| l.strip_prefix("metacache_advisor_reserved_bytes "))
+        .expect("metacache_advisor_reserved_bytes")
+        .trim()
+        .parse::<f64>()
+        .expect("a number");
+    (points, reserved as u64)
+}
+
+/// `meta.cache.<engine>.<entry>.advisor` = `false` turns the entry's advisor off: the cache the
+/// ALTER rebuilds has no curve and its advisor's memory goes back to the node. A value that is
+/// not a boolean is refused and changes nothing; `true` turns it on again.
+#[test]
+fn an_entry_turns_its_advisor_off_and_on() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    feature_store(&server, "");
+    read_through(&server, 500);
+    let (points, reserved) = advice_and_reserved(&server);
+    assert!(
+        points > 0 && reserved > 0,
+        "on by default: {points} points, {reserved} B"
+    );
+
+    let key = "meta.cache.feature_store.features.advisor";
+    let error = server.fails(&format!(
+        "ALTER CATALOG fs SET PROPERTIES ('{key}'='maybe')"
+    ));
+    assert!(
+        error.ends_with(&format!(
+            "Invalid value for '{key}': maybe (expected true or false)"
+        )),
+        "{error}"
+    );
+    assert_eq!(
+        advice_and_reserved(&server).0,
+        points,
+        "a refused ALTER changes nothing"
+    );
+
+    server.query(&format!(
+        "ALTER CATALOG fs SET PROPERTIES ('{key}'='FALSE')"
+    ));
+    read_through(&server, 500);
+    assert_eq!(
+        advice_and_reserved(&server),
+        (0, 0),
+        "off: no curve, nothing held"
+    );
+    let created = server.query("SHOW CREATE CATALOG fs");
+    assert!(
+        created.contains(&format!("\"{key}\" = \"FALSE\"")),
+        "{created}"
+    );
+
+    server.query(&format!("ALTER CATALOG fs SET PROPERTIES ('{key}'='true')"));
+    read_through(&server, 500);
+    let (points, reserved) = advice_and_reserved(&server);
+    assert!(
+        points > 0 && reserved > 0,
+        "on again: {points} points, {reserved} B"
+    );
+}
+
+#[test]
+fn the_advice_table_answers_how_many_bytes_a_hit_rate_needs() {
+    let (_tmp, data) = data_dir();
+    let server = Server::start(&data, &[]);
+    // 256 KiB for the entry: about a fifth of its working set below.
+    feature_store(
+        &server,
+        ", 'meta.cache.feature_store.features.max-weight'='256KB'",
+    );
+    // 3,000 look-aside reads over 600 keys, skewed (a key's popularity falls with its rank),
+    // values of 0.5–3 KiB: a miss is followed by the PUT of its value, as a client does.
+    let misses = read_through(&server, 3_000);
     assert!(misses > 600, "the limit binds: {misses} misses");
 
     let stats = server.cache_row("fs", "fs-features", "HIT_RATE, MAX_WEIGHT");

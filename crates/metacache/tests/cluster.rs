@@ -131,13 +131,7 @@ fn three_nodes_share_catalogs_and_refreshes_through_postgresql() {
 
     // A remote engine defined on n1 exists on every node; a look-aside DELETE on n1 removes
     // the key on every node.
-    let (status, body) = n1.http(
-        "PUT",
-        "/api/v1/engines/feature_store",
-        Some(ENGINE.as_bytes()),
-        None,
-    );
-    assert_eq!(status, 200, "{body}");
+    n1.define_engine("feature_store", ENGINE);
     for other in [&n2, &n3] {
         eventually("the engine propagates", || {
             let (status, body) = other.http("GET", "/api/v1/engines/feature_store", None, None);

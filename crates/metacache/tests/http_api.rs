@@ -144,13 +144,7 @@ const ENGINE: &str = r#"{
 
 /// Registers [`ENGINE`] as `feature_store` over HTTP.
 fn define_feature_store(server: &Server) {
-    let (status, body) = server.http(
-        "PUT",
-        "/api/v1/engines/feature_store",
-        Some(ENGINE.as_bytes()),
-        None,
-    );
-    assert_eq!(status, 200, "{body}");
+    server.define_engine("feature_store", ENGINE);
 }
 
 #[test]

@@ -60,13 +60,7 @@ fn put(server: &Server, key: &str, value: &str, lease: Option<&str>) -> (u16, St
 fn setup() -> (tempfile::TempDir, Server) {
     let (tmp, data) = data_dir();
     let server = Server::start(&data, &[]);
-    let (status, body) = server.http(
-        "PUT",
-        "/api/v1/engines/feature_store",
-        Some(ENGINE.as_bytes()),
-        None,
-    );
-    assert_eq!(status, 200, "{body}");
+    server.define_engine("feature_store", ENGINE);
     server.query("CREATE CATALOG fs PROPERTIES ('type'='feature_store')");
     (tmp, server)
 }

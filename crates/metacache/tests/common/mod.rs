@@ -254,6 +254,13 @@ impl Server {
             .to_owned()
     }
 
+    /// Registers engine `name` over HTTP from its JSON `definition` (no token).
+    pub fn define_engine(&self, name: &str, definition: &str) {
+        let path = format!("/api/v1/engines/{name}");
+        let (status, body) = self.http("PUT", &path, Some(definition.as_bytes()), None);
+        assert_eq!(status, 200, "{body}");
+    }
+
     /// An HTTP request: method, path, optional body, optional bearer token → status and body.
     pub fn http(
         &self,
