@@ -300,7 +300,10 @@ impl State {
         // weighs what its requests were (fixed-size SHARDS).
         let scale = rate / before;
         self.forget(left);
-        self.traces.retain(|hash| !left.contains(&hash));
+        // The keys that left are the largest hashes: every key still sampled is below the
+        // threshold.
+        let threshold = self.sampler.threshold();
+        self.traces.retain(|hash| hash < threshold);
         for mini in self.all() {
             mini.rescale(rate, scale);
         }

@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use metacache_estimate::EstimateSize;
 
 use super::{Inner, ManagedCache};
-use crate::refresh::{RefreshCounters, RefreshStats, Refreshed, Refresher};
+use crate::refresh::{RefreshCounters, RefreshPermit, RefreshStats, Refreshed, Refresher};
 use crate::slot::NEVER;
 use crate::{Admission, Cached};
 
@@ -69,42 +69,54 @@ where
         RefreshCounters::bump(&counters.started);
         let this = self.clone();
         runtime.spawn(async move {
-            let _permit = permit;
-            this.run_refresh(key, old, refresher).await;
+            this.run_refresh(key, old, refresher, permit).await;
         });
     }
 
-    async fn run_refresh(&self, key: K, old: Cached<V>, refresher: Refresher<K, V>) {
+    /// Runs one refresh holding `permit`, its slot under the node's bound. The slot goes back
+    /// before the outcome is counted, so that whoever sees the outcome finds the slot free (a
+    /// panicking refresher's slot goes back as the task unwinds: `RefreshPermit`).
+    async fn run_refresh(
+        &self,
+        key: K,
+        old: Cached<V>,
+        refresher: Refresher<K, V>,
+        permit: RefreshPermit,
+    ) {
         let inner = &*self.inner;
         let counters = &inner.refresh;
         // Taken before the source is asked: an invalidation from now on fences this refresh.
         let generation = inner.generation.load(SeqCst);
         let Some(leader) = inner.flights.lead_refresh(&key) else {
             // A caller's load of this key is in flight: its value will be fresh.
+            drop(permit);
             return old.end_refresh();
         };
         let refreshed = inner
             .timed_load(|| refresher(key.clone(), old.clone()))
             .await;
-        match refreshed {
+        let outcome = match refreshed {
             Ok(Refreshed::Changed(value)) => {
                 let (cached, admission) =
                     inner.admit(key, value, generation, || leader.is_fenced());
-                if matches!(admission, Admission::Retained { .. }) {
-                    RefreshCounters::bump(&counters.succeeded);
-                }
                 leader.complete(Ok(cached));
+                matches!(admission, Admission::Retained { .. }).then_some(&counters.succeeded)
             }
             Ok(Refreshed::Unchanged) => {
-                if inner.renew(key, &old, generation, || leader.is_fenced()) {
-                    RefreshCounters::bump(&counters.unchanged);
+                // Not renewed (invalidated meanwhile): callers waiting on it start over.
+                let renewed = inner.renew(key, &old, generation, || leader.is_fenced());
+                if renewed {
                     leader.complete(Ok(old));
                 }
-                // Not renewed (invalidated meanwhile): callers waiting on it start over.
+                renewed.then_some(&counters.unchanged)
             }
             // The old value serves until its hard TTL; callers then load in the foreground
             // (the leader is dropped without an outcome, so anyone waiting starts over).
-            Err(_) => RefreshCounters::bump(&counters.failed),
+            Err(_) => Some(&counters.failed),
+        };
+        drop(permit);
+        if let Some(counter) = outcome {
+            RefreshCounters::bump(counter);
         }
     }
 }
