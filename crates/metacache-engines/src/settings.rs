@@ -81,13 +81,9 @@ impl Resolver<'_> {
                 let ceiling = entry
                     .and_then(|e| e.defaults.max_capacity)
                     .unwrap_or(u64::MAX);
-                let enable = self
-                    .values(token, Setting::Enable)
-                    .find_map(|(key, v)| parse_enable(&key, v).ok())
-                    .unwrap_or(enable);
+                let enable = self.flag(token, Setting::Enable).unwrap_or(enable);
                 let auto_refresh = self
-                    .values(token, Setting::AutoRefresh)
-                    .find_map(|(key, v)| parse_enable(&key, v).ok())
+                    .flag(token, Setting::AutoRefresh)
                     .unwrap_or(auto_refresh);
                 let capacity = self
                     .count(token, Setting::Capacity)
@@ -136,26 +132,26 @@ impl Resolver<'_> {
         unified.into_iter().chain(legacy)
     }
 
+    /// A `true`/`false` setting of `token`: the strongest value that parses (`None`: none set).
+    fn flag(&self, token: &str, setting: Setting) -> Option<bool> {
+        self.values(token, setting)
+            .find_map(|(key, v)| parse_enable(&key, v).ok())
+    }
+
     /// The quota advisor of a cache configured by `token` (`None`: a cache without one): on
     /// unless `advisor` of the token says `false`.
     fn advisor(&self, token: Option<&str>) -> Option<AdvisorOptions> {
-        let on = token.is_none_or(|token| {
-            self.values(token, Setting::Advisor)
-                .find_map(|(key, v)| parse_enable(&key, v).ok())
-                .unwrap_or(true)
-        });
+        let on = token.is_none_or(|token| self.flag(token, Setting::Advisor).unwrap_or(true));
         on.then(AdvisorOptions::default)
     }
 
     /// `auto-refresh` of `token`: the property, else the entry's default.
     fn auto_refresh(&self, token: &str) -> bool {
-        self.values(token, Setting::AutoRefresh)
-            .find_map(|(key, v)| parse_enable(&key, v).ok())
-            .unwrap_or_else(|| {
-                self.engine
-                    .entry(token)
-                    .is_some_and(|e| e.defaults.auto_refresh)
-            })
+        self.flag(token, Setting::AutoRefresh).unwrap_or_else(|| {
+            self.engine
+                .entry(token)
+                .is_some_and(|e| e.defaults.auto_refresh)
+        })
     }
 
     /// The first value of `setting` that is set to something other than "the default".

@@ -33,7 +33,7 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use serde_json::Value as Json;
 
-use http::{call, send};
+use http::{call, define_blob_engine, send};
 
 const CATALOG: &str = "adv";
 const ENTRY: &str = "adv-blobs";
@@ -201,17 +201,7 @@ fn main() -> Result<()> {
     }
     let base = format!("http://{addr}");
     let agent = new_agent();
-    call(
-        &agent,
-        "PUT",
-        &format!("{base}/api/v1/engines/{CATALOG}"),
-        format!(
-            r#"{{"catalog_types": ["{CATALOG}"],
-                "entries": [{{"token": "blobs", "defaults": {{"enable": true, "ttl": {{"seconds": 86400}}, "capacity": 10000000}}}}],
-                "caches": [{{"entry_name": "{ENTRY}", "source": {{"entry": "blobs"}}}}]}}"#
-        )
-        .as_bytes(),
-    )?;
+    define_blob_engine(&agent, &base, CATALOG, ENTRY)?;
     let trace = Trace::new(keys, requests, alpha);
     eprintln!(
         "trace: {keys} keys, {requests} requests, Zipf {alpha}, working set {:.1} MiB, {clients} clients",

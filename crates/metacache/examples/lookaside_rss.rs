@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::Value as Json;
 
-use http::call;
+use http::{call, define_blob_engine};
 
 const SIZES: [usize; 4] = [512, 4096, 65_536, 1 << 20];
 const KEY_SPACE_FACTOR: u64 = 4;
@@ -100,14 +100,7 @@ fn main() -> Result<()> {
     let base = format!("http://{addr}");
     let agent = new_agent();
 
-    call(
-        &agent,
-        "PUT",
-        &format!("{base}/api/v1/engines/rss"),
-        br#"{"catalog_types": ["rss"],
-            "entries": [{"token": "blobs", "defaults": {"enable": true, "ttl": {"seconds": 86400}, "capacity": 10000000}}],
-            "caches": [{"entry_name": "rss-blobs", "source": {"entry": "blobs"}}]}"#,
-    )?;
+    define_blob_engine(&agent, &base, "rss", "rss-blobs")?;
     call(
         &agent,
         "POST",

@@ -87,10 +87,9 @@ pub(super) struct State {
     /// Times every value was invalidated (REFRESH CATALOG), aged as the counts are.
     clears: f64,
     /// The hot sampled keys' shares of the miniatures' counts ([`super::trace`]), traced from
-    /// `trace_from` sampled requests; `hit_buffer` holds one request's hits while it is traced.
+    /// `trace_from` sampled requests.
     traces: Traces,
     trace_from: f64,
-    hit_buffer: Vec<bool>,
 }
 
 impl State {
@@ -113,7 +112,6 @@ impl State {
             clears: 0.0,
             traces: Traces::default(),
             trace_from: TRACE_FROM,
-            hit_buffer: Vec::new(),
             options,
         }
     }
@@ -144,28 +142,21 @@ impl State {
         self.grow();
         self.tick(now, served);
         let policy = self.policy;
-        if !self.traces.contains(hash)
-            && self
-                .sampler
-                .get(hash)
-                .is_some_and(|key| key.requests >= self.trace_from)
-        {
-            self.traces.start(hash, self.minis.len());
-        }
-        if !self.traces.contains(hash) {
-            for mini in self.all() {
-                mini.access(hash, charge, now, &policy);
+        let hot = self
+            .sampler
+            .get(hash)
+            .is_some_and(|key| key.requests >= self.trace_from);
+        let mut trace = self.traces.get_or_start(hash, hot, self.minis.len());
+        for (size, mini) in self.minis.iter_mut().enumerate() {
+            let hit = mini.access(hash, charge, now, &policy);
+            if let Some(trace) = trace.as_deref_mut() {
+                trace.count(size, hit);
             }
-            return;
         }
-        let mut hits = std::mem::take(&mut self.hit_buffer);
-        hits.clear();
-        for mini in &mut self.minis {
-            hits.push(mini.access(hash, charge, now, &policy));
+        let hit = self.unbounded.access(hash, charge, now, &policy);
+        if let Some(trace) = trace {
+            trace.count_unbounded(hit);
         }
-        let unbounded = self.unbounded.access(hash, charge, now, &policy);
-        self.traces.record(hash, &hits, unbounded);
-        self.hit_buffer = hits;
     }
 
     /// The value of the key of `hash` was loaded and charged `charge` at `now`.

@@ -19,19 +19,36 @@
 //! Invariant: a trace's counts are in the miniatures' scale — aged and rescaled with them.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 /// A sampled key is traced from this many times the mean requests of a sampled key.
 pub(super) const TRACE_FROM: f64 = 8.0;
 
 /// One key's share of the miniatures' counts since its trace began.
 #[derive(Debug, Clone, Default)]
-struct Trace {
+pub(super) struct Trace {
     /// Its requests (each miniature counts every request of a key it simulates).
     requests: f32,
     /// Its hits in each miniature of the grid, smallest first.
     hits: Vec<f32>,
     /// Its hits in the unbounded miniature.
     unbounded: f32,
+}
+
+impl Trace {
+    /// One request's outcome at the grid's size `size` (smallest first).
+    pub(super) fn count(&mut self, size: usize, hit: bool) {
+        if let Some(count) = self.hits.get_mut(size) {
+            *count += f32::from(u8::from(hit));
+        }
+    }
+
+    /// The outcome in the unbounded miniature, which every request reaches last: the request
+    /// is counted with it.
+    pub(super) fn count_unbounded(&mut self, hit: bool) {
+        self.unbounded += f32::from(u8::from(hit));
+        self.requests += 1.0;
+    }
 }
 
 /// A key's share of one miniature's counts.
@@ -51,30 +68,22 @@ pub(super) struct Traces {
 const BYTES_PER_TRACE: u64 = 56;
 
 impl Traces {
-    /// Whether the key of `hash` is traced.
-    pub(super) fn contains(&self, hash: u64) -> bool {
-        self.keys.contains_key(&hash)
-    }
-
-    /// Starts tracing the key of `hash`, with nothing counted yet, over a grid of `sizes`.
-    pub(super) fn start(&mut self, hash: u64, sizes: usize) {
-        self.keys.entry(hash).or_insert_with(|| Trace {
-            hits: vec![0.0; sizes],
-            ..Trace::default()
-        });
-    }
-
-    /// A request of the key of `hash`: whether it hit at each size (`hits`, smallest first)
-    /// and in the unbounded miniature. Nothing if the key is not traced.
-    pub(super) fn record(&mut self, hash: u64, hits: &[bool], unbounded: bool) {
-        let Some(trace) = self.keys.get_mut(&hash) else {
-            return;
-        };
-        trace.requests += 1.0;
-        for (count, &hit) in trace.hits.iter_mut().zip(hits) {
-            *count += f32::from(u8::from(hit));
+    /// The trace of the key of `hash`: the one it has, else a new one over a grid of `sizes`
+    /// (nothing counted yet) if `start`, else none.
+    pub(super) fn get_or_start(
+        &mut self,
+        hash: u64,
+        start: bool,
+        sizes: usize,
+    ) -> Option<&mut Trace> {
+        match self.keys.entry(hash) {
+            Entry::Occupied(trace) => Some(trace.into_mut()),
+            Entry::Vacant(slot) if start => Some(slot.insert(Trace {
+                hits: vec![0.0; sizes],
+                ..Trace::default()
+            })),
+            Entry::Vacant(_) => None,
         }
-        trace.unbounded += f32::from(u8::from(unbounded));
     }
 
     /// Stops tracing the key of `hash`; returns its share of each size's counts, smallest
@@ -135,15 +144,26 @@ impl Traces {
 mod tests {
     use super::*;
 
+    /// A request of the key of `hash`, as the state counts it: its outcome at each size and
+    /// in the unbounded miniature (nothing if the key is not traced).
+    fn record(traces: &mut Traces, hash: u64, hits: &[bool], unbounded: bool) {
+        if let Some(trace) = traces.get_or_start(hash, false, 0) {
+            for (size, &hit) in hits.iter().enumerate() {
+                trace.count(size, hit);
+            }
+            trace.count_unbounded(unbounded);
+        }
+    }
+
     #[test]
     fn a_trace_returns_each_sizes_hits_and_misses() {
         let mut traces = Traces::default();
-        traces.record(1, &[true, true], true);
-        traces.start(1, 2);
-        traces.record(1, &[false, false], false);
-        traces.record(1, &[false, true], true);
+        record(&mut traces, 1, &[true, true], true);
+        traces.get_or_start(1, true, 2);
+        record(&mut traces, 1, &[false, false], false);
+        record(&mut traces, 1, &[false, true], true);
         traces.grew();
-        traces.record(1, &[true, true, true], true);
+        record(&mut traces, 1, &[true, true, true], true);
         assert_eq!(
             traces.take(1),
             Some(vec![
@@ -172,10 +192,10 @@ mod tests {
     #[test]
     fn counts_scale_and_keys_go() {
         let mut traces = Traces::default();
-        traces.start(1, 1);
-        traces.start(2, 1);
-        traces.record(1, &[true], true);
-        traces.record(1, &[true], true);
+        traces.get_or_start(1, true, 1);
+        traces.get_or_start(2, true, 1);
+        record(&mut traces, 1, &[true], true);
+        record(&mut traces, 1, &[true], true);
         traces.scale(0.5);
         traces.retain(|hash| hash == 1);
         assert_eq!(traces.len(), 1);

@@ -50,6 +50,29 @@ pub fn send(
     Ok((status, lease, text))
 }
 
+/// Registers look-aside engine `engine` on the node at `base`: catalogs of type `engine` get
+/// one cache, `entry_name`, configured by `meta.cache.<engine>.blobs.*` (values live a day;
+/// the count capacity never binds, so bytes do).
+pub fn define_blob_engine(
+    agent: &ureq::Agent,
+    base: &str,
+    engine: &str,
+    entry_name: &str,
+) -> Result<()> {
+    let definition = format!(
+        r#"{{"catalog_types": ["{engine}"],
+            "entries": [{{"token": "blobs", "defaults": {{"enable": true, "ttl": {{"seconds": 86400}}, "capacity": 10000000}}}}],
+            "caches": [{{"entry_name": "{entry_name}", "source": {{"entry": "blobs"}}}}]}}"#
+    );
+    call(
+        agent,
+        "PUT",
+        &format!("{base}/api/v1/engines/{engine}"),
+        definition.as_bytes(),
+    )?;
+    Ok(())
+}
+
 /// A request that must succeed (a status below 300), answering its JSON (or its text as a
 /// JSON string).
 pub fn call(agent: &ureq::Agent, method: &str, url: &str, body: &[u8]) -> Result<Json> {
