@@ -12,7 +12,8 @@
 //! cache charged the same key; a value that the real cache at the full size could not hold is
 //! never held.
 //!
-//! Invariant: the map holds only sampled keys, and its capacity is `size × rate`.
+//! Invariant: the map holds only keys under the sample's threshold (sampled keys, and keys
+//! that left the sample idle, held until evicted), and its capacity is `size × rate`.
 
 use std::cell::Cell;
 
@@ -294,6 +295,13 @@ impl Miniature {
     /// The key left the sample, or it was invalidated (as `remove` does it: its ghost goes too).
     pub(super) fn forget(&mut self, key: u64) {
         self.map.remove(&key);
+    }
+
+    /// Keeps the values of the keys `keep` accepts (as `retain` does it: ghosts stay). For the
+    /// values of idle keys that left the sample (`super::sample::IDLE_BELOW`), kept until they
+    /// are evicted, once they are no longer wanted.
+    pub(super) fn keep(&mut self, keep: impl Fn(u64) -> bool) {
+        self.map.retain(|&key, _| keep(key));
     }
 
     /// The key's held value was invalidated by a predicate (as `retain` does it: a ghost

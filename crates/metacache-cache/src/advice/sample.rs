@@ -12,6 +12,12 @@
 //! A quarter at a time drops the rate eleven times from 1 to 0.04; the sample then holds
 //! between three quarters of its limit and all of it.
 //!
+//! Keys nobody requests any more leave: at each aging, a key whose aged requests fell below
+//! [`IDLE_BELOW`] goes, so the sample is a sample of the keys in use and the rate stays where
+//! their number puts it, whatever the keys that came and went before. The rate only drops: a
+//! key let back in by a higher threshold would have missed its past requests, and the cache's
+//! values loaded before would not report their hits (a value is marked sampled at its load).
+//!
 //! Invariant: every tracked key's hash is below the threshold, and there are at most `limit`.
 
 use std::collections::{BinaryHeap, HashMap};
@@ -43,6 +49,13 @@ pub(super) struct Sampler {
 /// Bytes one tracked key costs: its map slot (hash, state, control byte, load-factor slack)
 /// and its heap slot.
 pub(super) const BYTES_PER_KEY: u64 = 64;
+
+/// A key whose aged requests fall below this leaves the sample at the next aging: one request
+/// seven half-lives ago (105 minutes at the default 15); a hundred, thirteen. Without it, a cache
+/// whose keys turn over (a table's new partitions, a new snapshot's manifests) would fill its
+/// sample with keys nobody asks for any more, and each new key would push the rate down: after
+/// the keys had turned over three times, a quarter of the sample would be keys still in use.
+pub(super) const IDLE_BELOW: f64 = 1.0 / 64.0;
 
 /// A full sample sheds this share of its limit at once (a sample of fewer than 4 keys, the one
 /// key over): 4 is a quarter.
@@ -123,13 +136,32 @@ impl Sampler {
         }
     }
 
-    /// Halves every key's counts, as the miniatures' counts age.
-    pub(super) fn age(&mut self) {
-        for key in self.keys.values_mut() {
+    /// Halves every key's counts, as the miniatures' counts age; the keys whose requests fall
+    /// below [`IDLE_BELOW`] leave, and are returned (the threshold stays: a key under it that
+    /// is requested again is tracked anew).
+    pub(super) fn age(&mut self) -> Vec<u64> {
+        let mut idle = Vec::new();
+        let mut freed = 0;
+        self.keys.retain(|&hash, key| {
             key.requests /= 2.0;
             key.invalidations /= 2.0;
+            let kept = key.requests >= IDLE_BELOW;
+            if !kept {
+                idle.push(hash);
+                freed += key.bytes;
+            }
+            kept
+        });
+        self.known_bytes -= freed;
+        self.requests = self.keys.values().map(|key| key.requests).sum();
+        if !idle.is_empty() {
+            self.order = self.keys.keys().copied().collect();
+            if self.keys.len() < self.keys.capacity() / 4 {
+                self.keys.shrink_to_fit();
+                self.order.shrink_to_fit();
+            }
         }
-        self.requests /= 2.0;
+        idle
     }
 
     /// The tracked keys.
@@ -285,5 +317,43 @@ mod tests {
             100,
             "an untracked key changes nothing"
         );
+    }
+
+    /// A key nobody requests leaves at the aging that takes its count below [`IDLE_BELOW`],
+    /// with its bytes and requests; the threshold stays, and the key is tracked anew if it
+    /// comes back. Keys that keep coming and going no longer push the rate down.
+    #[test]
+    fn idle_keys_leave_and_the_rate_stays() {
+        let mut sampler = Sampler::new(4);
+        for hash in [10, 20, 30, 40] {
+            sampler.track(hash);
+            sampler.count(hash);
+            sampler.set_bytes(hash, 100);
+        }
+        for _ in 0..8 {
+            sampler.count(10);
+        }
+        // Full: a fifth key lowers the rate, a quarter of the limit leaving (the largest
+        // hashes, the new key among them).
+        assert_eq!(sampler.track(50), vec![50, 40]);
+        let threshold = sampler.threshold();
+        for aging in 1..=6 {
+            assert!(
+                sampler.age().is_empty(),
+                "aging {aging}: 1/64 is not below 1/64"
+            );
+        }
+        let mut left = sampler.age();
+        left.sort_unstable();
+        assert_eq!(left, vec![20, 30], "one request each: they leave; 10 stays");
+        assert_eq!((sampler.len(), sampler.known_bytes()), (1, 100));
+        assert!((sampler.mean_requests() - 9.0 / 128.0).abs() < 1e-12);
+        assert_eq!(sampler.threshold(), threshold, "the rate stays");
+        // New keys take their places without pushing the rate down.
+        for hash in [21, 31, 35] {
+            assert!(sampler.track(hash).is_empty(), "room for {hash}");
+        }
+        assert_eq!((sampler.threshold(), sampler.len()), (threshold, 4));
+        assert_eq!(threshold, 40);
     }
 }

@@ -2,10 +2,11 @@
 //! the heavy keys, the cache's aged totals — and how a request, a load and a heavy key's report
 //! change them, and how a curve is read from them.
 //!
-//! Invariants: every key the miniatures hold is in the sample and not heavy (once the sample
-//! binds), and their counts hold no traced request of a heavy key; the miniatures' capacities
-//! are their sizes times the current rate; the grid's largest size is at least twice the
-//! estimated working set (or [`LARGEST`]).
+//! Invariants: every key the miniatures hold is under the threshold and not heavy (once the
+//! sample binds) — in the sample, or idle and left to be evicted (the unbounded miniature, at
+//! most twice the sample's limit of them) — and their counts hold no traced request of a heavy
+//! key; the miniatures' capacities are their sizes times the current rate; the grid's largest
+//! size is at least twice the estimated working set (or [`LARGEST`]).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -28,6 +29,10 @@ const CROWDED: u64 = 4;
 /// How long a simulation of the crowded sizes stands: a curve read more often (a scrape of
 /// `/metrics` every 15 s, the dashboard) reuses it. The heavy keys' counts age over 15 minutes.
 const CROWD_KEPT: Duration = Duration::from_secs(60);
+
+/// The unbounded miniature keeps the values of idle keys that left the sample until it holds
+/// this many values per key of the sample's limit.
+const UNBOUNDED_PER_SAMPLED_KEY: usize = 2;
 
 /// The largest size of the grid (1 TiB).
 pub(super) const LARGEST: u64 = 1 << 40;
@@ -296,6 +301,8 @@ impl State {
         let threshold = self.sampler.threshold();
         self.traces.retain(|hash| hash < threshold);
         for mini in self.all() {
+            // Keys that left the sample idle earlier, their values still held, go too.
+            mini.keep(|key| key < threshold);
             mini.rescale(rate, scale);
         }
         self.traces.scale(scale);
@@ -304,6 +311,26 @@ impl State {
             // key was sampled, the miniatures were exact and needed no heavy keys).
             let heavy = self.heavy.hottest();
             self.counted_apart(&heavy);
+        }
+    }
+
+    /// The keys of `idle` left the sample, requested too little of late
+    /// ([`super::sample::IDLE_BELOW`]). The miniatures keep their values until they evict them
+    /// or the values expire, as the cache keeps a value nobody reads: a key requested again is
+    /// tracked anew and finds its value where it is. The unbounded miniature evicts nothing for
+    /// bytes, so it would keep every value the sample ever had: once it holds more than twice
+    /// the sample's limit, the values of keys no longer in the sample leave it.
+    fn left_idle(&mut self, idle: &[u64]) {
+        if idle.is_empty() {
+            return;
+        }
+        for key in idle {
+            self.pending.remove(key);
+        }
+        let sampler = &self.sampler;
+        self.traces.retain(|hash| sampler.get(hash).is_some());
+        if self.unbounded.len() > UNBOUNDED_PER_SAMPLED_KEY * sampler.limit() {
+            self.unbounded.keep(|hash| sampler.get(hash).is_some());
         }
     }
 
@@ -368,7 +395,8 @@ impl State {
                 mini.age();
             }
             self.heavy.age();
-            self.sampler.age();
+            let idle = self.sampler.age();
+            self.left_idle(&idle);
             self.traces.scale(0.5);
             self.clears /= 2.0;
             self.aged = self.aged.map(|count| count / 2.0);

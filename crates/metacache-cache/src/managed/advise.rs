@@ -187,8 +187,11 @@ where
 /// (`invalidate_keys_if`) is tested on them, so that the advisor's miniatures drop a matching
 /// value that a larger size holds though this cache evicted it (the advisor itself keeps hashes
 /// only). At most [`KEPT_PER_SAMPLED_KEY`] times the sample's limit; their bytes are charged
-/// with the advisor's. A key the sample no longer holds leaves when the table is full; a
-/// stopped advisor's keys leave at the next predicate invalidation (or with the cache).
+/// with the advisor's. When the table is full, the keys the sample's rate no longer reaches
+/// leave, and if that frees nothing (a cache whose keys turn over keeps its rate, its idle keys
+/// leaving the sample) the quarter loaded longest ago: a key loaded long ago and still read is
+/// held by the cache, where a predicate finds it without the table. A stopped advisor's keys
+/// leave at the next predicate invalidation (or with the cache).
 pub(super) struct AdvisedKeys<K> {
     limit: usize,
     table: Mutex<KeyTable<K>>,
@@ -199,8 +202,10 @@ pub(super) struct AdvisedKeys<K> {
 const KEPT_PER_SAMPLED_KEY: usize = 2;
 
 struct KeyTable<K> {
-    keys: HashMap<u64, (K, u64)>,
+    /// By sampling hash: the key, its bytes, and the number of its load (the table's count).
+    keys: HashMap<u64, (K, u64, u64)>,
     bytes: u64,
+    loads: u64,
 }
 
 impl<K: Hash + Eq + Clone + EstimateSize> AdvisedKeys<K> {
@@ -212,23 +217,32 @@ impl<K: Hash + Eq + Clone + EstimateSize> AdvisedKeys<K> {
             table: Mutex::new(KeyTable {
                 keys: HashMap::new(),
                 bytes: 0,
+                loads: 0,
             }),
         }
     }
 
-    /// Keeps `key` (of sampling hash `hash`, sampled now), unless the table is full of keys
-    /// the sample still holds.
+    /// Keeps `key` (of sampling hash `hash`, sampled now); a full table makes room first (the
+    /// keys no longer sampled, else the quarter loaded longest ago).
     fn remember(&self, advisor: &Advisor, hash: u64, key: &K, visit_budget: u64) {
         let mut table = self.table.lock();
         if table.keys.contains_key(&hash) {
             return;
         }
         if table.keys.len() >= self.limit {
-            table.retain(|hash| advisor.samples(hash));
+            table.retain(|hash, _| advisor.samples(hash));
+        }
+        if table.keys.len() >= self.limit && !table.keys.is_empty() {
+            let mut loads: Vec<u64> = table.keys.values().map(|(_, _, load)| *load).collect();
+            let quarter = (self.limit / 4).max(1);
+            let (_, &mut newest_gone, _) = loads.select_nth_unstable(quarter - 1);
+            table.retain(|_, load| load > newest_gone);
         }
         if table.keys.len() < self.limit {
             let bytes = key_bytes(key, visit_budget) + KEY_ENTRY_BYTES;
-            table.keys.insert(hash, (key.clone(), bytes));
+            table.loads += 1;
+            let load = table.loads;
+            table.keys.insert(hash, (key.clone(), bytes, load));
             table.bytes += bytes;
         }
         advisor.hold_outside(table.bytes);
@@ -239,21 +253,22 @@ impl<K: Hash + Eq + Clone + EstimateSize> AdvisedKeys<K> {
     fn matching(&self, advisor: &Advisor, predicate: impl Fn(&K) -> bool) -> Vec<u64> {
         let mut table = self.table.lock();
         if advisor.is_retired() {
-            table.retain(|_| false);
+            table.retain(|_, _| false);
             return Vec::new();
         }
         let keys = table.keys.iter();
-        keys.filter(|&(&hash, (key, _))| advisor.samples(hash) && predicate(key))
+        keys.filter(|&(&hash, (key, _, _))| advisor.samples(hash) && predicate(key))
             .map(|(&hash, _)| hash)
             .collect()
     }
 }
 
 impl<K> KeyTable<K> {
-    fn retain(&mut self, keep: impl Fn(u64) -> bool) {
+    /// Keeps the keys for which `keep(hash, load)` holds.
+    fn retain(&mut self, keep: impl Fn(u64, u64) -> bool) {
         let mut freed = 0;
-        self.keys.retain(|&hash, (_, bytes)| {
-            let kept = keep(hash);
+        self.keys.retain(|&hash, (_, bytes, load)| {
+            let kept = keep(hash, *load);
             if !kept {
                 freed += *bytes;
             }
@@ -285,8 +300,10 @@ mod tests {
             keys.remember(&advisor, advisor.hash(&key), &key, 1 << 20);
         }
         let table = keys.table.lock();
+        // Every key stays sampled (the test advisor samples all): each time the table is
+        // full, the quarter loaded longest ago leaves, so the newest loads are kept.
         assert_eq!(table.keys.len(), 8, "twice the sample's limit");
-        let bytes: u64 = table.keys.values().map(|(_, bytes)| bytes).sum();
+        let bytes: u64 = table.keys.values().map(|(_, bytes, _)| bytes).sum();
         assert_eq!(table.bytes, bytes);
         assert_eq!(advisor.outside(), bytes, "held for the next charge");
         drop(table);
@@ -294,7 +311,7 @@ mod tests {
         assert_eq!(even.len(), 4, "{even:?}");
         assert!(
             even.iter()
-                .all(|hash| { (0..8u64).any(|key| key % 2 == 0 && advisor.hash(&key) == *hash) })
+                .all(|hash| { (12..20u64).any(|key| key % 2 == 0 && advisor.hash(&key) == *hash) })
         );
         advisor.retire();
         assert!(keys.matching(&advisor, |_| true).is_empty());

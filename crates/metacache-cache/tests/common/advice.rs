@@ -54,6 +54,26 @@ impl Rng {
 
 /// Keys from a Zipf distribution of exponent `alpha` over `keys` keys, ranks permuted.
 pub fn zipf(alpha: f64, keys: u64, accesses: usize, seed: u64) -> Vec<u64> {
+    let ranks = zipf_ranks(alpha, keys, accesses, seed).into_iter();
+    ranks.map(|rank| mix(rank ^ seed) % (keys * 16)).collect()
+}
+
+/// Keys from a Zipf distribution of exponent `alpha` over `keys` ranks whose keys change over
+/// time: each rank's key is replaced by a new one every `accesses / lives` requests, at a moment
+/// of its own, as a table's new partitions and a new snapshot's files take the place of the
+/// old. Over the trace about `keys × (lives + 1)` keys are requested, `keys` at any moment.
+pub fn turnover(alpha: f64, keys: u64, accesses: usize, lives: usize, seed: u64) -> Vec<u64> {
+    let life = (accesses / lives.max(1)).max(1) as u64;
+    let ranks = zipf_ranks(alpha, keys, accesses, seed);
+    let keyed = ranks.into_iter().enumerate().map(|(i, rank)| {
+        let generation = (i as u64 + mix(rank ^ !seed) % life) / life;
+        mix(rank ^ seed ^ (generation << 40))
+    });
+    keyed.collect()
+}
+
+/// Ranks (0: the most requested) drawn from a Zipf distribution of exponent `alpha`.
+fn zipf_ranks(alpha: f64, keys: u64, accesses: usize, seed: u64) -> Vec<u64> {
     let mut cdf = Vec::with_capacity(keys as usize);
     let mut total = 0.0;
     for rank in 1..=keys {
@@ -64,8 +84,7 @@ pub fn zipf(alpha: f64, keys: u64, accesses: usize, seed: u64) -> Vec<u64> {
     (0..accesses)
         .map(|_| {
             let u = rng.unit() * total;
-            let rank = cdf.partition_point(|&c| c < u) as u64;
-            mix(rank ^ seed) % (keys * 16)
+            cdf.partition_point(|&c| c < u) as u64
         })
         .collect()
 }
@@ -170,6 +189,11 @@ pub struct Case {
     pub expiry: Expiry,
     pub capacity: u64,
     pub churn: Churn,
+    /// The advisor's half-life for this trace (`None`: the caller's options): a trace whose
+    /// keys turn over is advised on its recent requests, as a running cache is.
+    pub half_life: Option<Duration>,
+    /// The real cache's hit ratio is measured from this request on (the trace's steady state).
+    pub measured_from: usize,
     /// Requests whose loads run at once: each batch of this many requests looks its keys up,
     /// then the values missed are loaded in the batch's order (a file listing loads a table's
     /// partitions so). 1: each miss is loaded before the next request.
@@ -186,8 +210,18 @@ impl Case {
             expiry: Expiry::AfterWrite,
             capacity: 10_000_000,
             churn: Churn::None,
+            half_life: None,
+            measured_from: 0,
             overlap: 1,
         }
+    }
+
+    /// Advised with counts halving every `half_life`, against the real cache's hit ratio over
+    /// the requests from `measured_from` on.
+    pub fn recent(mut self, half_life: Duration, measured_from: usize) -> Self {
+        self.half_life = Some(half_life);
+        self.measured_from = measured_from.min(self.trace.len().saturating_sub(1));
+        self
     }
 
     pub fn with_overlap(mut self, overlap: usize) -> Self {
@@ -268,7 +302,7 @@ pub fn replay(
         }
         case.churn.apply(&cache, &case.trace, i);
         if cache.get(&key).is_some() {
-            hits += 1;
+            hits += u64::from(i >= case.measured_from);
         } else if !loading.contains(&key) {
             // A second miss of a key being loaded waits for that load.
             loading.push(key);
@@ -279,7 +313,8 @@ pub fn replay(
             }
         }
     }
-    let ratio = hits as f64 / case.trace.len().max(1) as f64;
+    let measured = case.trace.len().saturating_sub(case.measured_from);
+    let ratio = hits as f64 / measured.max(1) as f64;
     let reading = std::time::Instant::now();
     let advice = cache.advice();
     if advisor.is_some() && std::env::var_os("ADVICE_TIMING").is_some() {
@@ -322,6 +357,10 @@ pub fn compare(
     threads: usize,
     replays: usize,
 ) -> (Vec<Compared>, Advice) {
+    let options = AdvisorOptions {
+        half_life: case.half_life.unwrap_or(options.half_life),
+        ..options
+    };
     let (_, advice) = replay(case, advised_limit, Some(options));
     let advice = advice.expect("the advisor is on");
     let points = Arc::new(advice.points.clone());
@@ -409,6 +448,36 @@ pub fn cases(keys: u64, accesses: usize) -> Vec<Case> {
             every: accesses / 4,
         }),
     ]
+}
+
+/// A trace whose keys turn over, advised on its recent requests: Zipf α 0.8 over `keys` ranks
+/// and `40 × keys` requests, each rank's key replaced every quarter of the trace (five times as
+/// many keys as are in use at once), counts halving every `keys` requests (so each key is in
+/// use for ten half-lives), the real cache measured over the last two half-lives (a large
+/// cache fills with keys no longer in use for most of the trace: its hit ratio over the second
+/// half is not its recent one).
+pub fn turnover_case(keys: u64) -> Case {
+    let requests = 40 * keys as usize;
+    let step = Duration::from_millis(1);
+    Case::new(
+        "Zipf 0.8, keys replaced every quarter",
+        turnover(0.8, keys, requests, 4, 12),
+    )
+    .recent(step * keys as u32, requests - 2 * keys as usize)
+}
+
+/// The same trace without the turnover: Zipf α 0.8 over `keys` keys and `40 × keys` requests,
+/// advised with counts halving every `keys` requests, the real cache measured over the last
+/// two half-lives. Counts that age are what a running cache's advisor has: the accuracy table's
+/// other traces never age.
+pub fn aged_case(keys: u64) -> Case {
+    let requests = 40 * keys as usize;
+    let step = Duration::from_millis(1);
+    Case::new(
+        "Zipf 0.8, counts halving every 1/40",
+        zipf(0.8, keys, requests, 13),
+    )
+    .recent(step * keys as u32, requests - 2 * keys as usize)
 }
 
 /// `bytes` in KiB, MiB or GiB.
