@@ -48,7 +48,11 @@ fn main() {
     );
     let mut all = Vec::new();
     let only = std::env::var("ONLY").unwrap_or_default();
-    let aged = [advice::aged_case(keys), advice::turnover_case(keys)];
+    let aged = [
+        advice::aged_case(keys),
+        advice::turnover_case(keys),
+        advice::shrinking_case(keys),
+    ];
     for case in advice::cases(keys, accesses).into_iter().chain(aged) {
         if !case.name.contains(only.as_str()) {
             continue;

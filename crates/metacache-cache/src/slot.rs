@@ -126,6 +126,11 @@ impl<V> Cached<V> {
         self.0.sampled.store(false, Relaxed);
     }
 
+    /// The advisor's sample grew to take in the key (its rate rose).
+    pub(crate) fn set_sampled(&self) {
+        self.0.sampled.store(true, Relaxed);
+    }
+
     /// Claims this value's one background refresh; `false` if one was claimed already.
     pub(crate) fn try_start_refresh(&self) -> bool {
         !self.0.refreshing.swap(true, SeqCst)

@@ -317,8 +317,8 @@ impl Miniature {
         self.earliest_deadline = NEVER;
     }
 
-    /// The sampling rate dropped to `rate`: the capacity follows (evicting as needed), and the
-    /// counts so far are scaled by `counts` (the new rate over the old).
+    /// The sampling rate changed to `rate`: the capacity follows (evicting as needed when it
+    /// dropped), and the counts so far are scaled by `counts` (the new rate over the old).
     pub(super) fn rescale(&mut self, rate: f64, counts: f64) {
         self.map.set_capacity(scaled(self.size, rate));
         if rate < self.history_rate / 2.0 {

@@ -247,6 +247,11 @@ impl Advisor {
         hash < self.threshold.load(Relaxed)
     }
 
+    /// Keys with a hash below this are sampled now.
+    pub(crate) fn threshold(&self) -> u64 {
+        self.threshold.load(Relaxed)
+    }
+
     /// A request of the key of `hash` at `now`; `charge` is what its value is charged, 0 when
     /// not known (a miss, before its load). Not queued for a key the simulation ignores as
     /// heavy ([`MUTED_KEYS`]).

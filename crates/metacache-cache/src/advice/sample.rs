@@ -14,9 +14,11 @@
 //!
 //! Keys nobody requests any more leave: at each aging, a key whose aged requests fell below
 //! [`IDLE_BELOW`] goes, so the sample is a sample of the keys in use and the rate stays where
-//! their number puts it, whatever the keys that came and went before. The rate only drops: a
-//! key let back in by a higher threshold would have missed its past requests, and the cache's
-//! values loaded before would not report their hits (a value is marked sampled at its load).
+//! their number puts it, whatever the keys that came and went before. A sample left under half
+//! its limit so (its keys became fewer) doubles its rate at the aging, up to a half
+//! ([`Sampler::raise`]): the keys it lets in start with their next request (their past is
+//! missing, and half-lives wear that away), and the cache marks its values under the new
+//! threshold sampled (`ManagedCache`'s side), since a value is marked at its load.
 //!
 //! Invariant: every tracked key's hash is below the threshold, and there are at most `limit`.
 
@@ -183,6 +185,19 @@ impl Sampler {
             return Vec::new();
         }
         self.drop_to(self.limit - self.limit / SHED_SHARE)
+    }
+
+    /// Doubles the rate of a sample that holds fewer than half its limit (its keys became
+    /// fewer, the others going idle), up to a half: the sample binds still. Returns the rate
+    /// before.
+    pub(super) fn raise(&mut self) -> Option<f64> {
+        const QUARTER: u64 = 1 << 62;
+        if self.threshold > QUARTER || self.keys.len() >= self.limit / 2 {
+            return None;
+        }
+        let before = self.rate();
+        self.threshold *= 2;
+        Some(before)
     }
 
     /// Lowers the most keys the sample holds to `keys` (at least 1), dropping the largest
@@ -355,5 +370,33 @@ mod tests {
         }
         assert_eq!((sampler.threshold(), sampler.len()), (threshold, 4));
         assert_eq!(threshold, 40);
+    }
+
+    /// A sample whose keys became fewer — left under half its limit once the others went
+    /// idle — doubles its rate, up to a half (it binds still); a fuller one keeps it.
+    #[test]
+    fn a_sample_left_under_half_its_limit_doubles_its_rate() {
+        let mut sampler = Sampler::new(4);
+        for hash in [10, 20, 30, 40, 50] {
+            sampler.track(hash);
+        }
+        assert_eq!((sampler.threshold(), sampler.len()), (40, 3));
+        assert_eq!(sampler.raise(), None, "3 keys of 4: not under half");
+        for hash in [10, 20] {
+            sampler.count(hash);
+        }
+        assert_eq!(sampler.age(), vec![30], "never requested: idle at once");
+        assert_eq!(sampler.raise(), None, "2 keys of 4: not under half");
+        for _ in 0..7 {
+            sampler.age();
+        }
+        assert_eq!(sampler.len(), 0);
+        let before = sampler.rate();
+        assert_eq!(sampler.raise(), Some(before));
+        assert_eq!(sampler.threshold(), 80);
+        sampler.threshold = 1 << 62;
+        assert!(sampler.raise().is_some());
+        assert_eq!(sampler.rate(), 0.5);
+        assert_eq!(sampler.raise(), None, "a half at most");
     }
 }

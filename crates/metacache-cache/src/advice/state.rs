@@ -334,6 +334,18 @@ impl State {
         }
     }
 
+    /// The sample's rate rose from `before`: the miniatures grow to the new rate, and the
+    /// counts so far weigh what their requests were at the new rate (fixed-size SHARDS, as
+    /// when it drops). The keys let in are new to the miniatures: their first requests miss.
+    fn raised(&mut self, before: f64) {
+        let rate = self.sampler.rate();
+        let scale = rate / before;
+        for mini in self.all() {
+            mini.rescale(rate, scale);
+        }
+        self.traces.scale(scale);
+    }
+
     /// The keys of `heavy` are counted apart from now on: they leave the miniatures, with what
     /// their traces say they put into the miniatures' counts.
     fn counted_apart(&mut self, heavy: &[u64]) {
@@ -397,6 +409,9 @@ impl State {
             self.heavy.age();
             let idle = self.sampler.age();
             self.left_idle(&idle);
+            if let Some(before) = self.sampler.raise() {
+                self.raised(before);
+            }
             self.traces.scale(0.5);
             self.clears /= 2.0;
             self.aged = self.aged.map(|count| count / 2.0);

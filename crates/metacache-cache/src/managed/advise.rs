@@ -7,6 +7,8 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
 
 use metacache_estimate::EstimateSize;
 use parking_lot::Mutex;
@@ -30,7 +32,9 @@ where
         let inner = &*self.inner;
         let advisor = inner.advisor.as_ref()?;
         let limit = inner.accounting.budget.effective_limit();
-        Some(advisor.advice(inner.served(), limit, inner.clock.now_nanos()))
+        let advice = advisor.advice(inner.served(), limit, inner.clock.now_nanos());
+        inner.mark_newly_sampled();
+        Some(advice)
     }
 
     /// Runs the quota advisor's queued events through its simulation now (the governor's
@@ -96,7 +100,30 @@ where
     pub(super) fn drain_advisor(&self) {
         if let Some(advisor) = &self.advisor {
             advisor.drain(|| self.served());
+            self.mark_newly_sampled();
         }
+    }
+
+    /// Marks sampled the held values whose keys the advisor's sample took in since the last
+    /// call (its rate rose: `advice::sample`): a value is marked at its load, and a hit of an
+    /// unmarked one never reaches the advisor. One walk of the map per rise, which comes at most
+    /// once per half-life.
+    fn mark_newly_sampled(&self) {
+        let Some(advisor) = &self.advisor else {
+            return;
+        };
+        let threshold = advisor.threshold();
+        let before = self.marked.0.swap(threshold, Relaxed);
+        if threshold <= before {
+            return;
+        }
+        self.map.retain(|_, value| {
+            let hash = value.advisor_hash();
+            if hash != NO_HASH && (before..threshold).contains(&hash) {
+                value.set_sampled();
+            }
+            true
+        });
     }
 
     /// Requests and hits so far.
@@ -180,6 +207,17 @@ where
                 advisor.learn(hash, charge, self.clock.now_nanos());
             }
         }
+    }
+}
+
+/// The advisor's threshold up to which a cache's held values are marked sampled
+/// ([`Inner::mark_newly_sampled`]).
+pub(super) struct Marked(AtomicU64);
+
+impl Default for Marked {
+    fn default() -> Self {
+        // The sample starts at rate 1, and values are marked at their loads.
+        Self(AtomicU64::new(u64::MAX))
     }
 }
 

@@ -148,6 +148,8 @@ struct Inner<K: Hash + Eq + Clone, V> {
     /// The keys of the sampled values loaded, for predicate invalidations (empty without an
     /// advisor).
     advised_keys: advise::AdvisedKeys<K>,
+    /// The advisor's threshold up to which the held values are marked sampled.
+    marked: advise::Marked,
 }
 
 /// A memory-governed cache of `V` by `K`. Cheap to clone (one `Arc`); clones share everything.
@@ -217,6 +219,7 @@ where
         let inner = Arc::new(Inner {
             advisor,
             advised_keys,
+            marked: advise::Marked::default(),
             margin_nanos,
             refresher: RwLock::new(None),
             limiter: Arc::clone(governor.refresh_limiter()),

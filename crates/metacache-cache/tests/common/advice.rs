@@ -480,6 +480,24 @@ pub fn aged_case(keys: u64) -> Case {
     .recent(step * keys as u32, requests - 2 * keys as usize)
 }
 
+/// A cache whose keys became far fewer: Zipf α 0.8 over `keys` keys for `10 × keys` requests,
+/// then over `keys / 25` other keys for `30 × keys` more, counts halving every `keys / 2.5`
+/// requests (the second part is 75 half-lives), the real cache measured over the last two.
+pub fn shrinking_case(keys: u64) -> Case {
+    let (before, after) = (10 * keys as usize, 30 * keys as usize);
+    let mut trace = zipf(0.8, keys, before, 21);
+    trace.extend(
+        zipf(0.8, (keys / 25).max(1), after, 22)
+            .iter()
+            .map(|key| key | 1 << 40),
+    );
+    let half_life = (keys * 2 / 5).max(1);
+    let step = Duration::from_millis(1);
+    let measured_from = trace.len() - 2 * half_life as usize;
+    Case::new("Zipf 0.8, keys fewer by 25 times", trace)
+        .recent(step * half_life as u32, measured_from)
+}
+
 /// `bytes` in KiB, MiB or GiB.
 pub fn human(bytes: u64) -> String {
     match bytes {
