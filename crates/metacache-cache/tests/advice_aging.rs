@@ -4,9 +4,7 @@
 
 mod common;
 
-use std::collections::HashSet;
-
-use common::advice::{aged_case, charged, compare, errors, shrinking_case, turnover_case};
+use common::advice::{aged_case, bytes_of_keys, compare, errors, shrinking_case, turnover_case};
 use metacache_cache::AdvisorOptions;
 
 fn options() -> AdvisorOptions {
@@ -40,9 +38,7 @@ fn a_sample_of_keys_that_turn_over_holds_the_keys_in_use() {
         advice.sampling_rate
     );
     // The keys requested in the last quarter of the trace: the keys in use.
-    let last = &case.trace[case.trace.len() * 3 / 4..];
-    let in_use: HashSet<u64> = last.iter().copied().collect();
-    let bytes: u64 = in_use.iter().map(|&key| charged(key)).sum();
+    let bytes = bytes_of_keys(&case.trace[case.trace.len() * 3 / 4..]);
     eprintln!("the keys in use: {bytes} B");
     assert!(
         advice.working_set_bytes < bytes * 3 / 2,
@@ -87,9 +83,7 @@ fn a_sample_whose_keys_became_fewer_raises_its_rate() {
     let case = shrinking_case(50_000);
     let (compared, advice) = compare(&case, options(), None, 2, 1);
     let (mae, max) = errors(&compared);
-    let last = &case.trace[case.measured_from..];
-    let in_use: HashSet<u64> = last.iter().copied().collect();
-    let bytes: u64 = in_use.iter().map(|&key| charged(key)).sum();
+    let bytes = bytes_of_keys(&case.trace[case.measured_from..]);
     eprintln!(
         "rate {:.4}, working set {} B (the keys in use {bytes} B), MAE {mae:.4}, max {max:.4}",
         advice.sampling_rate, advice.working_set_bytes

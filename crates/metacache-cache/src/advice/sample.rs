@@ -143,19 +143,21 @@ impl Sampler {
     /// is requested again is tracked anew).
     pub(super) fn age(&mut self) -> Vec<u64> {
         let mut idle = Vec::new();
-        let mut freed = 0;
+        let (mut freed, mut requests) = (0, 0.0);
         self.keys.retain(|&hash, key| {
             key.requests /= 2.0;
             key.invalidations /= 2.0;
             let kept = key.requests >= IDLE_BELOW;
-            if !kept {
+            if kept {
+                requests += key.requests;
+            } else {
                 idle.push(hash);
                 freed += key.bytes;
             }
             kept
         });
         self.known_bytes -= freed;
-        self.requests = self.keys.values().map(|key| key.requests).sum();
+        self.requests = requests;
         if !idle.is_empty() {
             self.order = self.keys.keys().copied().collect();
             if self.keys.len() < self.keys.capacity() / 4 {

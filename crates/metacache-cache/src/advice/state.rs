@@ -291,10 +291,6 @@ impl State {
         if left.is_empty() {
             return;
         }
-        let rate = self.sampler.rate();
-        // Requests counted at the higher rate came from more keys: scaled down, each period
-        // weighs what its requests were (fixed-size SHARDS).
-        let scale = rate / before;
         self.forget(left);
         // The keys that left are the largest hashes: every key still sampled is below the
         // threshold.
@@ -303,9 +299,8 @@ impl State {
         for mini in self.all() {
             // Keys that left the sample idle earlier, their values still held, go too.
             mini.keep(|key| key < threshold);
-            mini.rescale(rate, scale);
         }
-        self.traces.scale(scale);
+        self.rescaled(before);
         if before == 1.0 {
             // The sample binds from now on: the heavy keys leave the miniatures (while every
             // key was sampled, the miniatures were exact and needed no heavy keys).
@@ -334,10 +329,11 @@ impl State {
         }
     }
 
-    /// The sample's rate rose from `before`: the miniatures grow to the new rate, and the
-    /// counts so far weigh what their requests were at the new rate (fixed-size SHARDS, as
-    /// when it drops). The keys let in are new to the miniatures: their first requests miss.
-    fn raised(&mut self, before: f64) {
+    /// The sample's rate changed from `before` (dropped as keys left, or rose: the keys let
+    /// in are new to the miniatures, their first requests miss): the miniatures follow the new
+    /// rate, and the counts so far are scaled to it, so that each period weighs what its
+    /// requests were (fixed-size SHARDS).
+    fn rescaled(&mut self, before: f64) {
         let rate = self.sampler.rate();
         let scale = rate / before;
         for mini in self.all() {
@@ -410,7 +406,7 @@ impl State {
             let idle = self.sampler.age();
             self.left_idle(&idle);
             if let Some(before) = self.sampler.raise() {
-                self.raised(before);
+                self.rescaled(before);
             }
             self.traces.scale(0.5);
             self.clears /= 2.0;

@@ -216,11 +216,13 @@ impl Case {
         }
     }
 
-    /// Advised with counts halving every `half_life`, against the real cache's hit ratio over
-    /// the requests from `measured_from` on.
-    pub fn recent(mut self, half_life: Duration, measured_from: usize) -> Self {
-        self.half_life = Some(half_life);
-        self.measured_from = measured_from.min(self.trace.len().saturating_sub(1));
+    /// Advised with counts halving every `half_life` requests (in trace time), against the
+    /// real cache's hit ratio over the last two half-lives (the recent curve a running cache's
+    /// advisor gives).
+    pub fn recent(mut self, half_life: usize) -> Self {
+        let half_life = half_life.max(1);
+        self.half_life = Some(self.step * half_life as u32);
+        self.measured_from = self.trace.len().saturating_sub(2 * half_life);
         self
     }
 
@@ -458,12 +460,11 @@ pub fn cases(keys: u64, accesses: usize) -> Vec<Case> {
 /// half is not its recent one).
 pub fn turnover_case(keys: u64) -> Case {
     let requests = 40 * keys as usize;
-    let step = Duration::from_millis(1);
     Case::new(
         "Zipf 0.8, keys replaced every quarter",
         turnover(0.8, keys, requests, 4, 12),
     )
-    .recent(step * keys as u32, requests - 2 * keys as usize)
+    .recent(keys as usize)
 }
 
 /// The same trace without the turnover: Zipf α 0.8 over `keys` keys and `40 × keys` requests,
@@ -472,12 +473,11 @@ pub fn turnover_case(keys: u64) -> Case {
 /// other traces never age.
 pub fn aged_case(keys: u64) -> Case {
     let requests = 40 * keys as usize;
-    let step = Duration::from_millis(1);
     Case::new(
         "Zipf 0.8, counts halving every 1/40",
         zipf(0.8, keys, requests, 13),
     )
-    .recent(step * keys as u32, requests - 2 * keys as usize)
+    .recent(keys as usize)
 }
 
 /// A cache whose keys became far fewer: Zipf α 0.8 over `keys` keys for `10 × keys` requests,
@@ -491,11 +491,13 @@ pub fn shrinking_case(keys: u64) -> Case {
             .iter()
             .map(|key| key | 1 << 40),
     );
-    let half_life = (keys * 2 / 5).max(1);
-    let step = Duration::from_millis(1);
-    let measured_from = trace.len() - 2 * half_life as usize;
-    Case::new("Zipf 0.8, keys fewer by 25 times", trace)
-        .recent(step * half_life as u32, measured_from)
+    Case::new("Zipf 0.8, keys fewer by 25 times", trace).recent(keys as usize * 2 / 5)
+}
+
+/// The bytes the cache is charged for the distinct keys of `trace`.
+pub fn bytes_of_keys(trace: &[u64]) -> u64 {
+    let keys: std::collections::HashSet<u64> = trace.iter().copied().collect();
+    keys.into_iter().map(charged).sum()
 }
 
 /// `bytes` in KiB, MiB or GiB.
