@@ -4,7 +4,9 @@
 //!
 //! Traces over 100,000 keys whose values are 1–16 KiB (fixed per key): Zipf α ∈ {0.6, 0.8, 1.0}
 //! × budget ∈ {1 %, 5 %, 20 %} of the working set; a hot set (half the budget) read before and
-//! after a one-pass scan of twice the budget; a loop over 1.2 × the budget. Every access is a
+//! after a one-pass scan of twice the budget; a loop over 1.2 × the budget; and two cold starts,
+//! a one-pass scan of twice the budget into the empty cache followed by a hot set (read
+//! uniformly) or a loop over half the budget that the scan never read. Every access is a
 //! get-or-insert (look-aside): a miss inserts the value. Prints one table, the ratio to the best
 //! peer per row, and the governed cache's `budget_exceeded` refusals per insert.
 //!
@@ -104,6 +106,26 @@ fn scan_trace(budget: u64) -> Vec<u64> {
     let mut trace = hot_phase(reads);
     trace.extend(&scan);
     trace.extend(hot_phase(reads));
+    trace
+}
+
+/// A cache filled by a one-pass scan of twice the budget (a cold start that lists a large
+/// table first), then a hot set of half the budget read uniformly — keys the scan never read.
+fn cold_scan_trace(budget: u64) -> Vec<u64> {
+    let scan = keys_totalling(0, 2 * budget);
+    let hot = keys_totalling(scan.len() as u64, budget / 2);
+    let mut rng = Rng(11);
+    let mut trace = scan;
+    trace.extend((0..20 * hot.len()).map(|_| hot[(rng.next() % hot.len() as u64) as usize]));
+    trace
+}
+
+/// The same cold start, then a loop over keys adding up to half the budget, ten times.
+fn cold_loop_trace(budget: u64) -> Vec<u64> {
+    let scan = keys_totalling(0, 2 * budget);
+    let hot = keys_totalling(scan.len() as u64, budget / 2);
+    let mut trace = scan;
+    trace.extend((0..10).flat_map(|_| hot.iter().copied()));
     trace
 }
 
@@ -248,6 +270,16 @@ fn main() {
         rows.push((
             format!("loop 1.2x, {percent:>2} %"),
             loop_trace(budget),
+            budget,
+        ));
+        rows.push((
+            format!("cold scan, {percent:>2} %"),
+            cold_scan_trace(budget),
+            budget,
+        ));
+        rows.push((
+            format!("cold loop, {percent:>2} %"),
+            cold_loop_trace(budget),
             budget,
         ));
     }

@@ -30,7 +30,7 @@ fn main() {
     let limit = args.get(3).copied().filter(|&m| m > 0).map(|m| m << 20);
     let options = AdvisorOptions {
         sample_keys,
-        half_life: Duration::from_secs(1 << 30),
+        half_life: Some(Duration::from_secs(1 << 30)),
         // The grid of the accuracy table (docs/benchmarks.md): from 16 KiB, where values of
         // 1–16 KiB start to fit; below it every size predicts (and has) almost no hits.
         smallest: 16 << 10,

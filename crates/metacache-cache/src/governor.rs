@@ -90,6 +90,9 @@ struct Shared {
     refresh_limiter: Arc<crate::RefreshLimiter>,
     /// How long a look-aside lease lasts, in nanoseconds (`external_meta_cache_lease_timeout_ms`).
     lease_timeout: Arc<AtomicU64>,
+    /// The half-life of the counts of the node's quota advisors, in nanoseconds
+    /// (`external_meta_cache_advisor_half_life_seconds`).
+    advisor_half_life: Arc<AtomicU64>,
 }
 
 /// Owns the node's [`Ledger`] and its reclamation worker thread. Dropping it stops the worker;
@@ -126,9 +129,10 @@ impl MemoryGovernor {
             requests: AtomicU64::new(0),
             freed: AtomicU64::new(0),
             refresh_limiter: Arc::default(),
-            lease_timeout: Arc::new(AtomicU64::new(
-                u64::try_from(crate::DEFAULT_LEASE_TIMEOUT.as_nanos()).unwrap_or(u64::MAX),
-            )),
+            lease_timeout: Arc::new(AtomicU64::new(duration_nanos(crate::DEFAULT_LEASE_TIMEOUT))),
+            advisor_half_life: Arc::new(AtomicU64::new(duration_nanos(
+                crate::advice::DEFAULT_HALF_LIFE,
+            ))),
         });
         let worker_shared = Arc::clone(&shared);
         let sweep = options.sweep_interval;
@@ -169,10 +173,24 @@ impl MemoryGovernor {
 
     /// How long a look-aside lease lasts before another caller may take the key's lease.
     pub fn set_lease_timeout(&self, timeout: Duration) {
-        let nanos = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
         self.shared
             .lease_timeout
-            .store(nanos, std::sync::atomic::Ordering::SeqCst);
+            .store(duration_nanos(timeout), std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// How long the counts of the node's quota advisors take to halve (those whose options set
+    /// none): running advisors take it at their next drain, and age next one new half-life
+    /// after their last aging. At least a nanosecond.
+    pub fn set_advisor_half_life(&self, half_life: Duration) {
+        self.shared.advisor_half_life.store(
+            duration_nanos(half_life).max(1),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    /// The advisors' half-life in nanoseconds, shared with every advisor of the node.
+    pub(crate) fn advisor_half_life(&self) -> &Arc<AtomicU64> {
+        &self.shared.advisor_half_life
     }
 
     /// The lease timeout in nanoseconds, shared with every cache of the node.
@@ -395,4 +413,9 @@ impl Shared {
         );
         freed
     }
+}
+
+/// `duration` in nanoseconds, saturating.
+fn duration_nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }

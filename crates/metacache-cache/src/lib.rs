@@ -44,7 +44,8 @@ mod stats;
 
 pub use admission::{Admission, rejection_warning};
 pub use advice::{
-    Advice, AdvicePoint, AdvisorOptions, DRAIN_INTERVAL, MAX_QUEUE_EVENTS, QUEUE_EVENTS,
+    Advice, AdvicePoint, AdvisorOptions, DEFAULT_HALF_LIFE, DRAIN_INTERVAL, MAX_QUEUE_EVENTS,
+    QUEUE_EVENTS,
 };
 pub use clock::{Clock, ManualClock};
 pub use config::{CacheConfig, Expiry};

@@ -19,6 +19,10 @@ use crate::Cached;
 /// shard cannot be held, so shards are only split while each keeps room for large values.
 const MIN_SHARD_BYTES: u64 = 32 << 20;
 
+/// Bytes of limit per value quick_cache is told to expect under a byte limit (its ghost
+/// history is half the expected values); the miniatures of the quota advisor size theirs so.
+pub(crate) const BYTES_PER_EXPECTED_VALUE: u64 = 8192;
+
 /// quick_cache's default share of a shard that its hot ring may fill; the heaviest value a
 /// shard admits.
 const HOT_ALLOCATION: f64 = 0.97;
@@ -83,7 +87,7 @@ impl Scale {
     /// Zipf hits in `bench_hits`).
     pub(crate) fn estimated_items(&self, count_capacity: u64) -> usize {
         let items = if self.by_bytes() {
-            (self.capacity / 8192).clamp(1, count_capacity.max(1))
+            (self.capacity / BYTES_PER_EXPECTED_VALUE).clamp(1, count_capacity.max(1))
         } else {
             self.capacity
         };

@@ -15,7 +15,7 @@ use metacache_cache::{
 fn options() -> AdvisorOptions {
     AdvisorOptions {
         sample_keys: 4096,
-        half_life: Duration::from_secs(1 << 30),
+        half_life: Some(Duration::from_secs(1 << 30)),
         // The grid of the accuracy table (docs/benchmarks.md): from 16 KiB, where values of
         // 1–16 KiB start to fit; below it every size predicts (and has) almost no hits.
         smallest: 16 << 10,

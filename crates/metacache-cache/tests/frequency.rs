@@ -1,7 +1,7 @@
 //! Frequency-aware admission under a binding budget: a loop slightly larger than the cache keeps
 //! a fixed part resident (where quick_cache alone cycles it out), a declined value is reported
-//! and counted without disturbing the ledger, and the history costs nothing until the cache is
-//! under pressure.
+//! and counted without disturbing the ledger, the history costs nothing until the cache is
+//! under pressure, and a cache filled by a scan takes in the keys asked for next.
 
 mod common;
 
@@ -145,5 +145,48 @@ async fn the_history_costs_nothing_until_the_cache_is_under_pressure() {
     assert!(
         bytes as u64 <= 64 * FIT,
         "{bytes} bytes of history for at most {FIT} residents"
+    );
+}
+
+/// A cold start: the cache is filled by a one-pass scan (values of 1 KiB, eight times the
+/// limit), then asked for a loop of keys the scan never read, half what the limit holds. Every
+/// scanned value entered the hot ring while the cache filled; the loop's keys come back further
+/// apart than the cold ring and the ghost history reach (one ghost per 16 KiB of limit), so
+/// before a key seen before entered referenced they never reached the hot ring, and the loop
+/// hit nothing, pass after pass, while the scan's values stayed.
+#[tokio::test]
+async fn a_cache_filled_by_a_scan_takes_in_the_keys_asked_for_next() {
+    const SMALL: u64 = 1024;
+    let fit = 400;
+    let limit = fit * fill_charge("k", SMALL);
+    let node = node(Some(limit));
+    let catalog = catalog(&node, "c", None);
+    let cache = cache::<Blob>(&node, &catalog, config("remote-entry", None, 100_000));
+    for i in 0..(8 * fit as usize) {
+        let key = key("scan", i);
+        assert!(cache.get(&key).is_none(), "each scanned key is new");
+        cache.insert(key, Blob(SMALL));
+    }
+    let loop_keys = fit as usize / 2;
+    let mut hits_by_pass = Vec::new();
+    for _ in 0..10 {
+        let mut hits = 0;
+        for i in 0..loop_keys {
+            let key = key("k", i);
+            if cache.get(&key).is_some() {
+                hits += 1;
+            } else {
+                cache.insert(key, Blob(SMALL));
+            }
+        }
+        hits_by_pass.push(hits);
+        assert!(cache.budget().used() <= limit, "over the limit");
+    }
+    eprintln!("hits of {loop_keys} by pass: {hits_by_pass:?}");
+    let late: usize = hits_by_pass[5..].iter().sum();
+    assert!(
+        late * 100 >= 5 * loop_keys * 95,
+        "the loop fits twice over, yet hit {late} of {} in its last five passes: {hits_by_pass:?}",
+        5 * loop_keys
     );
 }

@@ -6,7 +6,8 @@
 //! "The cache's own policy" is what a managed cache does, step for step: quick_cache's
 //! CLOCK-PRO with its ghost history (the same shard code, one shard), the weight floor that
 //! makes the count capacity bind (`crate::scale`), the frequency contest when a newcomer
-//! displaces hot values (`crate::frequency`, the same [`FrequencyAdmission`]), values
+//! displaces hot values and a newcomer seen before entering referenced (`crate::frequency`,
+//! the same [`FrequencyAdmission`], started at the first eviction), values
 //! expiring after write or after access, the periodic sweep of expired values, and values
 //! refreshed ahead of their TTL when refresh-ahead is on. Values are charged what the real
 //! cache charged the same key; a value that the real cache at the full size could not hold is
@@ -21,15 +22,12 @@ use quick_cache::unsync::Cache;
 use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
 
 use crate::frequency::FrequencyAdmission;
+use crate::scale::BYTES_PER_EXPECTED_VALUE;
 use crate::slot::NEVER;
 
 /// quick_cache's share of a shard its hot ring may fill: the heaviest value a shard holds; the
 /// rest is the cold ring newcomers enter.
 pub(super) const HOT_ALLOCATION: f64 = 0.97;
-
-/// Bytes per value below which quick_cache expects more values than the capacity holds (its
-/// ghost history is half the expected values), as the real cache's map is built (`Scale`).
-const BYTES_PER_EXPECTED_VALUE: f64 = 8192.0;
 
 /// How the simulated cache is configured, shared by every miniature of one advisor.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,19 +65,25 @@ impl Weighter<u64, MiniValue> for MiniWeighter {
 #[derive(Clone, Copy)]
 struct HoldDisplaced;
 
+/// The values one insertion displaced that are contested, and whether it evicted any.
 #[derive(Default)]
-struct Displaced(Vec<(u64, MiniValue)>);
+struct Displaced {
+    held: Vec<(u64, MiniValue)>,
+    evicted: bool,
+}
 
 impl Lifecycle<u64, MiniValue> for HoldDisplaced {
     type RequestState = Displaced;
 
     fn on_evict_hot(&self, state: &mut Displaced, key: u64, value: MiniValue) {
-        state.0.push((key, value));
+        state.evicted = true;
+        state.held.push((key, value));
     }
 
     fn on_evict_cold(&self, state: &mut Displaced, key: u64, value: MiniValue) {
+        state.evicted = true;
         if value.defended.get() {
-            state.0.push((key, value));
+            state.held.push((key, value));
         }
     }
 }
@@ -132,7 +136,7 @@ impl Miniature {
     fn expecting(size: u64, rate: f64, policy: &Policy, most: f64) -> Self {
         let capacity = scaled(size, rate);
         let count = (policy.count_capacity as f64 * rate).max(1.0);
-        let expected = (capacity as f64 / BYTES_PER_EXPECTED_VALUE)
+        let expected = (capacity as f64 / BYTES_PER_EXPECTED_VALUE as f64)
             .min(most)
             .clamp(1.0, count);
         let options = OptionsBuilder::new()
@@ -238,19 +242,22 @@ impl Miniature {
             deadline: Cell::new(deadline),
             defended: Cell::new(false),
         };
+        let seen = self.frequency.seen(&key);
         let mut displaced = Displaced::default();
         self.map.insert_with_lifecycle(key, value, &mut displaced);
-        if !displaced.0.is_empty() {
-            self.contest(key, displaced.0);
+        let admitted = displaced.held.is_empty() || self.contest(key, displaced.held);
+        if displaced.evicted {
+            self.frequency.start(self.map.len());
+            self.started(self.map.len());
         }
         self.frequency.record(&key);
+        if admitted && seen {
+            let _ = self.map.get(&key);
+        }
     }
 
-    fn contest(&mut self, key: u64, displaced: Vec<(u64, MiniValue)>) {
-        let victims = displaced.iter().map(|(victim, _)| victim);
-        let accesses = (self.accesses as f64 * self.aging.unwrap_or(1.0)) as u64;
-        let residents = self.map.len();
-        let admitted = self.frequency.admits(&key, victims, residents, accesses);
+    /// Scales the history's aging once it exists (started with `residents` values held).
+    fn started(&mut self, residents: usize) {
         if self.aging.is_none() && self.frequency.bytes() > 0 {
             let words = (self.frequency.bytes() / 8) as f64;
             let real = (4.0 * residents as f64 / self.history_rate)
@@ -260,8 +267,17 @@ impl Miniature {
                 .exp2();
             self.aging = Some(words / (self.history_rate * real));
         }
+    }
+
+    /// Whether `key`, whose insertion displaced `displaced`, stays.
+    fn contest(&mut self, key: u64, displaced: Vec<(u64, MiniValue)>) -> bool {
+        let victims = displaced.iter().map(|(victim, _)| victim);
+        let accesses = (self.accesses as f64 * self.aging.unwrap_or(1.0)) as u64;
+        let residents = self.map.len();
+        let admitted = self.frequency.admits(&key, victims, residents, accesses);
+        self.started(residents);
         if admitted || self.map.remove(&key).is_none() {
-            return;
+            return true;
         }
         for (victim, value) in displaced {
             if victim != key && self.map.peek(&victim).is_none() {
@@ -269,6 +285,7 @@ impl Miniature {
                 self.map.insert(victim, value);
             }
         }
+        false
     }
 
     /// Removes the values expired at `now`, as the governor's periodic sweep does.

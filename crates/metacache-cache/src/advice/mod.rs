@@ -12,7 +12,9 @@
 //! - **TTL-aware**: the miniatures expire values as the cache does (after write or after access,
 //!   renewed by refresh-ahead, swept periodically), so a size beyond what live values need
 //!   predicts no more hits.
-//! - **Recent**: the counts halve every [`AdvisorOptions::half_life`].
+//! - **Recent**: the counts halve every half-life: [`AdvisorOptions::half_life`], else the
+//!   node's ([`crate::MemoryGovernor::set_advisor_half_life`]), read at each drain so that a
+//!   change applies to running caches from their last aging.
 //!
 //! - **Heavy keys counted apart** ([`heavy`]): one hit in 64 of each thread's hits reports its
 //!   value, and the keys reported most are counted apart from the sample, whose error they
@@ -45,6 +47,7 @@
 //! - `reserved` bytes are held in the advisor's budget and released when it retires or drops.
 
 mod crowd;
+mod drain;
 mod heavy;
 mod mini;
 mod queue;
@@ -74,8 +77,10 @@ use crate::slot::NEVER;
 pub struct AdvisorOptions {
     /// The most keys in the sample (fixed-size SHARDS).
     pub sample_keys: usize,
-    /// Counts halve after this long, so the curve describes recent requests.
-    pub half_life: Duration,
+    /// Counts halve after this long, so the curve describes recent requests; `None` follows
+    /// the node's half-life ([`crate::MemoryGovernor::set_advisor_half_life`], node key
+    /// `external_meta_cache_advisor_half_life_seconds`, [`DEFAULT_HALF_LIFE`] by default).
+    pub half_life: Option<Duration>,
     /// How often the miniatures drop expired values (the governor's sweep interval).
     pub sweep_interval: Duration,
     /// The smallest size of the grid, in bytes; each next size doubles it.
@@ -86,7 +91,7 @@ impl Default for AdvisorOptions {
     fn default() -> Self {
         Self {
             sample_keys: 4096,
-            half_life: Duration::from_secs(15 * 60),
+            half_life: None,
             sweep_interval: Duration::from_secs(30),
             smallest: 1 << 10,
         }
@@ -116,7 +121,8 @@ pub struct Advice {
     pub points: Vec<AdvicePoint>,
     /// Keys in the sample now.
     pub sampled_keys: u64,
-    /// The most keys the sample holds (lower than configured once a reservation was refused).
+    /// The most keys the sample holds: lower than configured after a flood the advisor could
+    /// not keep up with, doubling back at each half-life without one.
     pub sample_limit: u64,
     /// The sampling rate, in (0, 1].
     pub sampling_rate: f64,
@@ -130,6 +136,9 @@ pub struct Advice {
     /// sample shrank).
     pub dropped_events: u64,
 }
+
+/// The half-life of the counts of a node's advisors unless set otherwise.
+pub const DEFAULT_HALF_LIFE: Duration = Duration::from_secs(15 * 60);
 
 /// Events a queue holds between two drains at first; more are dropped, and the queue grows.
 pub const QUEUE_EVENTS: usize = 512;
@@ -202,18 +211,28 @@ pub(crate) struct Advisor {
     /// Bytes the cache holds on the advisor's behalf ([`Advisor::hold_outside`]).
     outside: AtomicU64,
     budget: Arc<Budget>,
+    /// The counts' half-life in nanoseconds: the options', else the node's (shared, changes at
+    /// runtime), read at each drain.
+    half_life: Arc<AtomicU64>,
     queue: Mutex<Queue>,
     simulation: Mutex<Simulation>,
 }
 
 impl Advisor {
-    /// An advisor for a cache of `policy`, charged to `budget`, starting at `now`.
+    /// An advisor for a cache of `policy`, charged to `budget`, starting at `now`; its counts
+    /// halve every `options.half_life`, else every `node_half_life` nanoseconds as it is at
+    /// each drain.
     pub(crate) fn new(
         policy: Policy,
         options: AdvisorOptions,
         budget: Arc<Budget>,
         now: u64,
+        node_half_life: &Arc<AtomicU64>,
     ) -> Self {
+        let half_life = match options.half_life {
+            Some(fixed) => Arc::new(AtomicU64::new(nanos(fixed))),
+            None => Arc::clone(node_half_life),
+        };
         Self {
             retired: AtomicBool::new(false),
             hasher: DefaultHashBuilder::default(),
@@ -223,15 +242,16 @@ impl Advisor {
             heavy_filter: std::array::from_fn(|_| AtomicU64::new(0)),
             outside: AtomicU64::new(0),
             budget,
-            queue: Mutex::new(Queue::default()),
             simulation: Mutex::new(Simulation {
-                state: State::new(policy, options, now),
+                state: State::new(policy, options, now, half_life.load(Relaxed)),
                 reserved: 0,
                 spare: Vec::new(),
                 spare_reports: Vec::new(),
                 dropped: 0,
                 overflowed: false,
             }),
+            half_life,
+            queue: Mutex::new(Queue::default()),
         }
     }
 
@@ -362,132 +382,6 @@ impl Advisor {
         self.queue.lock().push(event);
     }
 
-    /// Runs the queued events through the simulation; `served` reads the cache's totals. A
-    /// queue that overflowed grows; one that overflowed at its largest lowers the sample to
-    /// what the advisor kept up with.
-    pub(crate) fn drain(&self, served: impl FnOnce() -> Served) {
-        self.drain_locked(&mut self.simulation.lock(), served);
-    }
-
-    fn drain_locked(&self, simulation: &mut Simulation, served: impl FnOnce() -> Served) {
-        if self.retired.load(Relaxed) {
-            return;
-        }
-        let (dropped, room) = {
-            let mut queue = self.queue.lock();
-            if queue.events.is_empty() && queue.reports.is_empty() && queue.dropped == 0 {
-                return;
-            }
-            std::mem::swap(&mut queue.events, &mut simulation.spare);
-            std::mem::swap(&mut queue.reports, &mut simulation.spare_reports);
-            (std::mem::take(&mut queue.dropped), queue.room)
-        };
-        let served = served();
-        let state = &mut simulation.state;
-        let processed = simulation.spare.len();
-        if dropped > 0 {
-            // An overflow: a key behind an eighth of the queue floods it — heavy from now on,
-            // so that its hits stop being queued ([`MUTED_KEYS`]) before the queue grows or the
-            // sample sheds keys.
-            let mut counts: std::collections::HashMap<u64, (usize, u64)> = Default::default();
-            for event in &simulation.spare {
-                if let Event::Request { hash, charge, .. } = *event {
-                    let count = counts.entry(hash).or_default();
-                    count.0 += 1;
-                    count.1 = count.1.max(charge);
-                }
-            }
-            for (hash, (count, charge)) in counts {
-                if count >= processed / 8 {
-                    state.flood(hash, charge);
-                }
-            }
-        }
-        // The two queues in the order of their times (each is in order), as the simulation's
-        // clock only moves forward.
-        {
-            let mut reports = simulation.spare_reports.drain(..).peekable();
-            let mut requests = simulation.spare.drain(..).peekable();
-            let events = std::iter::from_fn(|| match (reports.peek(), requests.peek()) {
-                (Some(r), Some(q)) if r.now() <= q.now() => reports.next(),
-                (Some(_), None) => reports.next(),
-                _ => requests.next(),
-            });
-            for event in events {
-                match event {
-                    Event::Request { hash, charge, now } => {
-                        state.request(hash, charge, now, served);
-                    }
-                    Event::Load { hash, charge, now } => state.learn(hash, charge, now),
-                    Event::Hits {
-                        hash,
-                        charge,
-                        now,
-                        report,
-                    } => state.heavy(hash, charge, report, now, served),
-                    Event::Invalidate { hash, .. } => state.invalidate(hash, false),
-                    Event::Clear { .. } => state.clear(),
-                }
-            }
-        }
-        simulation.dropped += dropped;
-        let largest = room >= MAX_QUEUE_EVENTS;
-        if dropped > 0 && !largest {
-            // Room first: the drain may only have come late. The queue's buffers grow as they
-            // fill, charged below.
-            self.queue.lock().room = (room * 2).min(MAX_QUEUE_EVENTS);
-        } else if dropped > 0 && simulation.overflowed {
-            // Keep the share of the sample the queue had room for, with a margin, and at
-            // least a quarter of it per drain.
-            let kept = processed as f64 / (processed as f64 + dropped as f64);
-            let keys = (state.sampler.len() as f64 * (kept * 0.8).max(0.25)) as usize;
-            state.shed(keys.max(MIN_SAMPLE_KEYS));
-        }
-        simulation.overflowed = dropped > 0 && largest;
-        state.update_promote();
-        self.threshold.store(state.sampler.threshold(), Relaxed);
-        let muted = state.heavy_sampled(MUTED_KEYS);
-        // None muted while the list changes (a hit queued then is simulated, or ignored as
-        // heavy: no harm either way).
-        self.muted_len.store(0, Relaxed);
-        for (i, slot) in self.muted.iter().enumerate() {
-            slot.store(muted.get(i).copied().unwrap_or(u64::MAX), Relaxed);
-        }
-        self.muted_len.store(muted.len(), Relaxed);
-        let mut filter = [0u64; HEAVY_FILTER_WORDS];
-        for hash in state.heavy_keys() {
-            let (word, bit) = heavy_filter_bit(hash);
-            filter[word] |= bit;
-        }
-        for (slot, word) in self.heavy_filter.iter().zip(filter) {
-            slot.store(word, Relaxed);
-        }
-        self.charge(simulation);
-    }
-
-    /// Keeps the reservation at or above what the advisor holds. A refusal stops the advisor
-    /// for good (its memory would otherwise be held outside the ledger).
-    fn charge(&self, simulation: &mut Simulation) {
-        let room = self.queue.lock().room;
-        let queues = 2 * (room + REPORT_EVENTS) * std::mem::size_of::<Event>();
-        let held =
-            FIXED_BYTES + queues as u64 + simulation.state.bytes() + self.outside.load(Relaxed);
-        if held <= simulation.reserved {
-            return;
-        }
-        let more = (held - simulation.reserved).div_ceil(CHUNK) * CHUNK;
-        match self.budget.try_reserve(more) {
-            Ok(()) => simulation.reserved += more,
-            Err(_) => {
-                tracing::info!(
-                    bytes = held,
-                    "the ledger refused the quota advisor's memory; it stops for this cache"
-                );
-                self.stop(simulation);
-            }
-        }
-    }
-
     /// The curve at `now` (after draining the queue), for a cache that has served `served` in
     /// all and whose byte limit is `limit` now.
     pub(crate) fn advice(&self, served: Served, limit: Option<u64>, now: u64) -> Advice {
@@ -544,7 +438,7 @@ impl Advisor {
             sample_keys: 1,
             ..AdvisorOptions::default()
         };
-        simulation.state = State::new(simulation.state.policy(), options, 0);
+        simulation.state = State::new(simulation.state.policy(), options, 0, NEVER);
         let released = std::mem::take(&mut simulation.reserved);
         self.budget.release(released);
         released
@@ -580,7 +474,14 @@ pub(crate) fn test_advisor(ledger: &metacache_ledger::Ledger) -> Advisor {
         after_access: false,
         margin_nanos: 0,
     };
-    Advisor::new(policy, AdvisorOptions::default(), ledger.node().clone(), 0)
+    let half_life = Arc::new(AtomicU64::new(nanos(DEFAULT_HALF_LIFE)));
+    Advisor::new(
+        policy,
+        AdvisorOptions::default(),
+        ledger.node().clone(),
+        0,
+        &half_life,
+    )
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@
 //! Keys nobody requests any more leave: at each aging, a key whose aged requests fell below
 //! [`IDLE_BELOW`] goes, so the sample is a sample of the keys in use and the rate stays where
 //! their number puts it, whatever the keys that came and went before. A sample left under half
-//! its limit so (its keys became fewer) doubles its rate at the aging, up to a half
+//! its limit so (its keys became fewer, or a limit lowered by a flood grew back) doubles its
+//! rate at the aging, up to a half
 //! ([`Sampler::raise`]): the keys it lets in start with their next request (their past is
 //! missing, and half-lives wear that away), and the cache marks its values under the new
 //! threshold sampled (`ManagedCache`'s side), since a value is marked at its load.
@@ -39,6 +40,8 @@ pub(super) struct SampledKey {
 pub(super) struct Sampler {
     threshold: u64,
     limit: usize,
+    /// The limit it was built with: a limit lowered by a flood grows back to it.
+    configured: usize,
     keys: HashMap<u64, SampledKey>,
     /// The tracked hashes, largest first: the next to leave when the sample is full.
     order: BinaryHeap<u64>,
@@ -69,6 +72,7 @@ impl Sampler {
         Self {
             threshold: u64::MAX,
             limit: limit.max(1),
+            configured: limit.max(1),
             keys: HashMap::new(),
             order: BinaryHeap::new(),
             known_bytes: 0,
@@ -200,6 +204,17 @@ impl Sampler {
         let before = self.rate();
         self.threshold *= 2;
         Some(before)
+    }
+
+    /// Doubles a limit that a flood lowered ([`Sampler::shrink`]), up to the one the sampler
+    /// was built with; whether it grew. The keys come in as the rate rises again
+    /// ([`Sampler::raise`]).
+    pub(super) fn regrow(&mut self) -> bool {
+        if self.limit >= self.configured {
+            return false;
+        }
+        self.limit = self.limit.saturating_mul(2).min(self.configured);
+        true
     }
 
     /// Lowers the most keys the sample holds to `keys` (at least 1), dropping the largest

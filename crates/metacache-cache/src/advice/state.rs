@@ -18,6 +18,7 @@ use super::sample::Sampler;
 use super::trace::{TRACE_FROM, Traces};
 use super::{Advice, AdvicePoint, AdvisorOptions, nanos};
 
+mod age;
 mod predict;
 
 use predict::Anchor;
@@ -78,7 +79,12 @@ pub(super) struct State {
     /// Sampled keys that missed and whose load has not ended yet.
     pending: HashSet<u64>,
     next_sweep: u64,
+    /// When the counts halve next, and how often ([`age`]).
     next_age: u64,
+    half_life: u64,
+    /// Whether the sample was shed (a flood) since the last aging: its limit grows back at an
+    /// aging only after a half-life without one.
+    shed_since_aging: bool,
     /// The cache's request count at two recent moments, for its request rate.
     marks: [(u64, u64); 2],
     /// The cache's requests and hits (sampled or not) before the last aging, aged as the
@@ -98,7 +104,10 @@ pub(super) struct State {
 }
 
 impl State {
-    pub(super) fn new(policy: Policy, options: AdvisorOptions, now: u64) -> Self {
+    /// The state of an advisor started at `now` whose counts halve every `half_life`
+    /// nanoseconds (at least 1).
+    pub(super) fn new(policy: Policy, options: AdvisorOptions, now: u64, half_life: u64) -> Self {
+        let half_life = half_life.max(1);
         Self {
             sampler: Sampler::new(options.sample_keys),
             // It never evicts for bytes, so its ghost history stays empty.
@@ -108,7 +117,9 @@ impl State {
             minis: Vec::new(),
             pending: HashSet::new(),
             next_sweep: now.saturating_add(nanos(options.sweep_interval)),
-            next_age: now.saturating_add(nanos(options.half_life)),
+            next_age: now.saturating_add(half_life),
+            half_life,
+            shed_since_aging: false,
             marks: [(now, 0), (now, 0)],
             aged: [0.0; 2],
             aging_mark: Served::default(),
@@ -124,6 +135,9 @@ impl State {
     /// A request of the key of `hash` (below the threshold when it was made) at `now`;
     /// `charge` is what its value is charged, 0 when not known yet (a miss, before its load).
     pub(super) fn request(&mut self, hash: u64, charge: u64, now: u64, served: Served) {
+        // Aged first: a request after an aging counts whole, and the threshold it is tested
+        // against is the one that aging left (a rate that rose samples more keys).
+        self.age_until(now, served);
         if charge == 0 {
             // A miss: a heavy key's requests are its hits and these.
             self.heavy.missed(hash);
@@ -256,6 +270,7 @@ impl State {
     /// Lowers the sample to `keys` keys at most (the advisor could not keep up with its
     /// requests); returns the new threshold.
     pub(super) fn shed(&mut self, keys: usize) -> u64 {
+        self.shed_since_aging = true;
         let before = self.sampler.rate();
         let left = self.sampler.shrink(keys);
         self.left(&left, before);
@@ -392,29 +407,7 @@ impl State {
             }
             self.next_sweep = now.saturating_add(nanos(self.options.sweep_interval));
         }
-        if now >= self.next_age {
-            let since = served.since(self.aging_mark);
-            self.aged[0] += since[0];
-            self.aged[1] += since[1];
-            self.aging_mark = served;
-        }
-        while now >= self.next_age {
-            for mini in self.all() {
-                mini.age();
-            }
-            self.heavy.age();
-            let idle = self.sampler.age();
-            self.left_idle(&idle);
-            if let Some(before) = self.sampler.raise() {
-                self.rescaled(before);
-            }
-            self.traces.scale(0.5);
-            self.clears /= 2.0;
-            self.aged = self.aged.map(|count| count / 2.0);
-            self.next_age = self
-                .next_age
-                .saturating_add(nanos(self.options.half_life).max(1));
-        }
+        self.age_until(now, served);
     }
 
     /// Adds sizes until the largest is at least twice the working set; a new size starts as a
@@ -557,7 +550,7 @@ mod tests {
             after_access: false,
             margin_nanos: 0,
         };
-        State::new(policy, AdvisorOptions::default(), 0)
+        State::new(policy, AdvisorOptions::default(), 0, u64::MAX)
     }
 
     /// Keys of equal popularity count one each; a sample that one key dominates is worth

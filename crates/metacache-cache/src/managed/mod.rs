@@ -209,7 +209,13 @@ where
                 // under them would leave the map believing in room the ledger refuses.
                 let name = format!("{}#advisor", config.entry_name);
                 let budget = governor.advisors_budget().child(Level::Entry, name, None);
-                Advisor::new(policy, options, budget, governor.clock().now_nanos())
+                Advisor::new(
+                    policy,
+                    options,
+                    budget,
+                    governor.clock().now_nanos(),
+                    governor.advisor_half_life(),
+                )
             });
         let sample_keys = advisor
             .as_ref()

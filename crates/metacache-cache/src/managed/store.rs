@@ -165,15 +165,29 @@ where
         charge: u64,
     ) -> std::result::Result<Stored, Rejection> {
         let budget = &self.accounting.budget;
+        // Taken before this request is recorded ([`crate::frequency`]).
+        let seen = self.frequency.seen(&key);
         // quick_cache evicts before it links a new key (a value stored through a placeholder
         // would be linked first, and could be its own victim).
         let mut displaced = Displaced::collecting();
         self.map
             .insert_with_lifecycle(key.clone(), value.clone(), &mut displaced);
+        let evicted = displaced.evicted;
         let admitted = displaced.hot.is_empty() || self.contest(&key, value, displaced.hot);
+        if evicted {
+            // Under pressure: the history starts here, if the contest did not start it (the
+            // first contest admits: there is no history to decide it yet).
+            self.frequency.start(self.map.len());
+        }
         self.frequency.record(&key);
         if !admitted {
             return Ok(Stored::Declined);
+        }
+        if seen {
+            // A key asked for before enters the cold ring referenced, as if read once more:
+            // at the ring's hand it moves to the hot ring (through a contest) instead of
+            // leaving — see "A newcomer seen before" in [`crate::frequency`].
+            let _ = self.map.get(&key);
         }
         match budget.try_reserve(charge) {
             Ok(()) => {

@@ -360,7 +360,7 @@ pub fn compare(
     replays: usize,
 ) -> (Vec<Compared>, Advice) {
     let options = AdvisorOptions {
-        half_life: case.half_life.unwrap_or(options.half_life),
+        half_life: case.half_life.or(options.half_life),
         ..options
     };
     let (_, advice) = replay(case, advised_limit, Some(options));

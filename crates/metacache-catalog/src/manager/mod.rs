@@ -175,10 +175,7 @@ impl CatalogManager {
             clock: options.clock,
             ..GovernorOptions::default()
         }));
-        governor
-            .refresh_limiter()
-            .set_max(refresh_bound(&node.config));
-        governor.set_lease_timeout(lease_timeout(&node.config));
+        apply_to_governor(&governor, &node.config);
         let scopes = Arc::new(Scopes::new(governor.clock().clone()));
         apply_scope_limits(&scopes, &node.config);
         let disk = crate::disk::NodeDisk::default();
@@ -444,10 +441,7 @@ impl CatalogManager {
             let limit = next.limit()?;
             *node = next;
             self.governor.set_node_limit(limit);
-            self.governor
-                .refresh_limiter()
-                .set_max(refresh_bound(&node.config));
-            self.governor.set_lease_timeout(lease_timeout(&node.config));
+            apply_to_governor(&self.governor, &node.config);
             apply_scope_limits(&self.scopes, &node.config);
             tracing::info!(key = %key, value, limit = ?limit, "frontend config changed");
         }
@@ -533,6 +527,16 @@ impl CatalogManager {
 /// `external_meta_cache_refresh_max_concurrency` as the limiter takes it.
 fn refresh_bound(config: &NodeConfig) -> usize {
     usize::try_from(config.external_meta_cache_refresh_max_concurrency).unwrap_or(usize::MAX)
+}
+
+/// The node keys the governor applies to every cache: the bound on background refreshes, the
+/// lease timeout, the quota advisors' half-life.
+fn apply_to_governor(governor: &MemoryGovernor, config: &NodeConfig) {
+    governor.refresh_limiter().set_max(refresh_bound(config));
+    governor.set_lease_timeout(lease_timeout(config));
+    governor.set_advisor_half_life(std::time::Duration::from_secs(
+        config.external_meta_cache_advisor_half_life_seconds,
+    ));
 }
 
 /// `external_meta_cache_scope_max_count`, `external_meta_cache_scope_max_entries`, and the lease

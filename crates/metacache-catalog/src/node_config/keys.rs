@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use metacache_ledger::size::{NodeWeight, format_exact, parse_node_weight, parse_size};
 
+use super::parse::{boolean, invalid, parse_users, socket_addr, whole_number};
 use super::{EXTERNAL_META_CACHE_MAX_WEIGHT, NODE_MEMORY_BUDGET, NodeConfig};
 use crate::reach::{ALLOWED_HOSTS_KEY, ALLOWED_LOCATIONS_KEY, AllowedHosts, AllowedLocations};
 use crate::{Error, Result};
@@ -31,6 +32,9 @@ pub const REFRESH_MAX_CONCURRENCY: &str = "external_meta_cache_refresh_max_concu
 
 /// How long a look-aside lease lasts.
 pub const LEASE_TIMEOUT: &str = "external_meta_cache_lease_timeout_ms";
+
+/// How long the counts of the quota advisors take to halve.
+pub const ADVISOR_HALF_LIFE: &str = "external_meta_cache_advisor_half_life_seconds";
 
 /// How often the history samples every cache's counters.
 pub const HISTORY_INTERVAL: &str = "external_meta_cache_history_interval_seconds";
@@ -476,6 +480,19 @@ pub const KEYS: &[ConfigKey] = &[
         },
     },
     ConfigKey {
+        key: ADVISOR_HALF_LIFE,
+        value_type: "integer",
+        mutable: true,
+        comment: "seconds over which the quota advisors' counts halve, 1 to 604800 (a week): the advice describes the requests of the last few half-lives; a change applies to running caches from their last halving",
+        secret: false,
+        get: |c| c.external_meta_cache_advisor_half_life_seconds.to_string(),
+        set: |c, v| {
+            c.external_meta_cache_advisor_half_life_seconds = whole_number(v, 1, 604_800)
+                .ok_or_else(|| invalid(ADVISOR_HALF_LIFE, v, "seconds, 1 to 604800"))?;
+            Ok(())
+        },
+    },
+    ConfigKey {
         key: HISTORY_INTERVAL,
         value_type: "integer",
         mutable: true,
@@ -561,62 +578,6 @@ pub const KEYS: &[ConfigKey] = &[
         },
     },
 ];
-
-/// `true` or `false`, in any case.
-fn boolean(key: &str, value: &str) -> Result<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(invalid(key, value, "true or false")),
-    }
-}
-
-/// A whole number within `min..=max`.
-fn whole_number(value: &str, min: u64, max: u64) -> Option<u64> {
-    value
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|n| (min..=max).contains(n))
-}
-
-/// `user:password,user:password`; every user needs a non-empty password.
-fn parse_users(value: &str) -> Result<Vec<(String, String)>> {
-    let mut users = Vec::new();
-    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-        let (user, password) = entry.split_once(':').unwrap_or((entry, ""));
-        if user.trim().is_empty() || password.is_empty() {
-            // The value holds passwords: never echo it.
-            return Err(invalid(
-                "auth_users",
-                "(hidden)",
-                "user:password pairs separated by commas, each with a non-empty password",
-            ));
-        }
-        users.push((user.trim().to_owned(), password.to_owned()));
-    }
-    Ok(users)
-}
-
-fn invalid(key: &str, value: &str, expected: &'static str) -> Error {
-    Error::InvalidConfig {
-        key: key.to_owned(),
-        value: value.to_owned(),
-        expected,
-    }
-}
-
-fn socket_addr(key: &str, value: &str) -> Result<String> {
-    let value = value.trim();
-    let port_ok = value
-        .rsplit_once(':')
-        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-    if port_ok {
-        Ok(value.to_owned())
-    } else {
-        Err(invalid(key, value, "host:port, port 0 to pick a free one"))
-    }
-}
 
 /// The key named `key` (exact, lower-case).
 pub fn config_key(key: &str) -> Result<&'static ConfigKey> {

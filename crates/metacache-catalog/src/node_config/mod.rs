@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 mod keys;
+mod parse;
 
 use metacache_ledger::size::NodeWeight;
 
@@ -92,6 +93,9 @@ pub struct NodeConfig {
     /// `external_meta_cache_lease_timeout_ms`: how long a look-aside lease lasts before another
     /// caller may take the key's lease (a crashed holder blocks its key no longer).
     pub external_meta_cache_lease_timeout_ms: u64,
+    /// `external_meta_cache_advisor_half_life_seconds`: how long the quota advisors' counts
+    /// take to halve.
+    pub external_meta_cache_advisor_half_life_seconds: u64,
     /// `external_meta_cache_history_interval_seconds`: how often every cache's counters are
     /// sampled for the history (the dashboard, `catalog_meta_cache_history`).
     pub external_meta_cache_history_interval_seconds: u64,
@@ -138,6 +142,7 @@ impl Default for NodeConfig {
             metrics_cache_labels: "cache".to_owned(),
             external_meta_cache_refresh_max_concurrency: 10,
             external_meta_cache_lease_timeout_ms: 10_000,
+            external_meta_cache_advisor_half_life_seconds: 900,
             external_meta_cache_history_interval_seconds: 60,
             external_meta_cache_scope_max_count: 1024,
             external_meta_cache_scope_max_entries: 1024,
