@@ -11,14 +11,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::Value;
 
-const ENGINE: &str = r#"{
-    "catalog_types": ["feature_store"],
-    "entries": [{"token": "features", "defaults": {"enable": true, "ttl": {"seconds": 3600}, "capacity": 100000}}],
-    "caches": [{"entry_name": "fs-features", "source": {"entry": "features"}}]
-}"#;
-
-const BASE: &str = "/api/v1/catalogs/fs/caches/feature_store/fs-features";
-
 /// Keys of the past: each read once, more than the sample's 4,096.
 const PAST_KEYS: usize = 6_000;
 
@@ -42,7 +34,7 @@ impl Client {
             .into();
         Self {
             agent,
-            base: format!("{}{BASE}", server.http),
+            base: format!("{}{FEATURE_STORE_BASE}", server.http),
         }
     }
 
@@ -92,7 +84,7 @@ fn number(advice: &Value, field: &str) -> f64 {
 fn a_short_half_life_forgets_the_keys_of_the_past() {
     let (_tmp, data) = data_dir();
     let server = Server::start(&data, &[]);
-    server.define_engine("feature_store", ENGINE);
+    server.define_engine("feature_store", FEATURE_STORE_ENGINE);
     server.query("CREATE CATALOG fs PROPERTIES ('type'='feature_store')");
     let shown = server
         .query("ADMIN SHOW FRONTEND CONFIG LIKE 'external_meta_cache_advisor_half_life_seconds'");

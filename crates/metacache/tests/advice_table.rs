@@ -9,14 +9,6 @@ use std::time::Duration;
 
 use common::*;
 
-const ENGINE: &str = r#"{
-    "catalog_types": ["feature_store"],
-    "entries": [{"token": "features", "defaults": {"enable": true, "ttl": {"seconds": 3600}, "capacity": 100000}}],
-    "caches": [{"entry_name": "fs-features", "source": {"entry": "features"}}]
-}"#;
-
-const BASE: &str = "/api/v1/catalogs/fs/caches/feature_store/fs-features";
-
 fn mix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -44,7 +36,7 @@ fn read_through(server: &Server, requests: u64) -> u64 {
     for i in 0..requests {
         let rank = (mix(i) % 600) * (mix(i ^ 77) % 600) / 600;
         let key = format!("k{rank}");
-        let url = format!("{}{BASE}/{key}", server.http);
+        let url = format!("{}{FEATURE_STORE_BASE}/{key}", server.http);
         let mut response = agent.get(&url).call().expect("GET");
         if response.status().as_u16() == 404 {
             misses += 1;
@@ -61,7 +53,7 @@ fn read_through(server: &Server, requests: u64) -> u64 {
 
 /// Registers the feature store engine and creates catalog `fs` with `properties` added.
 fn feature_store(server: &Server, properties: &str) {
-    server.define_engine("feature_store", ENGINE);
+    server.define_engine("feature_store", FEATURE_STORE_ENGINE);
     server.query(&format!(
         "CREATE CATALOG fs PROPERTIES ('type'='feature_store'{properties})"
     ));

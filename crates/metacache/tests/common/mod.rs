@@ -5,6 +5,18 @@
 pub mod hms;
 pub mod postgres;
 
+/// A look-aside engine of one entry (a feature store: values the caller `PUT`s after a miss),
+/// for the quota advisor's tests: a TTL of an hour and room for 100,000 values, so that only
+/// a byte limit, if any, binds.
+pub const FEATURE_STORE_ENGINE: &str = r#"{
+    "catalog_types": ["feature_store"],
+    "entries": [{"token": "features", "defaults": {"enable": true, "ttl": {"seconds": 3600}, "capacity": 100000}}],
+    "caches": [{"entry_name": "fs-features", "source": {"entry": "features"}}]
+}"#;
+
+/// The look-aside path of the feature store's entry in catalog `fs`.
+pub const FEATURE_STORE_BASE: &str = "/api/v1/catalogs/fs/caches/feature_store/fs-features";
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
