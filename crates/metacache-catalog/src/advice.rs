@@ -84,6 +84,8 @@ impl Catalog {
                 requests_per_minute: advised_per_minute + uncached_per_minute,
                 reserved_bytes: sum(|a| a.reserved_bytes),
                 dropped_events: sum(|a| a.dropped_events),
+                // The node's, unless a cache set its own: the longest any of them remembers.
+                half_life: curves.iter().map(|a| a.half_life).max().unwrap_or_default(),
             };
             rows.push(AdviceRow {
                 catalog,
@@ -282,6 +284,7 @@ mod tests {
             requests_per_minute: rate,
             reserved_bytes: 0,
             dropped_events: 0,
+            half_life: metacache_cache::DEFAULT_HALF_LIFE,
         }
     }
 

@@ -327,6 +327,7 @@ async fn catalog_advice(
             "requests_per_minute": a.requests_per_minute,
             "reserved_bytes": a.reserved_bytes,
             "dropped_events": a.dropped_events,
+            "half_life_seconds": a.half_life.as_secs_f64(),
         })
     };
     let caches: Vec<Json_> = rows

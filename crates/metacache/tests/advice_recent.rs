@@ -105,6 +105,7 @@ fn a_short_half_life_forgets_the_keys_of_the_past() {
         number(&past, "sampling_rate")
     );
     assert!(sampled >= 3_000.0, "the sample filled: {past}");
+    assert_eq!(number(&past, "half_life_seconds"), 900.0, "{past}");
     assert!(
         working_set >= (PAST_KEYS * VALUE_BYTES) as f64 * 0.7,
         "every key of the past counts: {past}"
@@ -147,6 +148,7 @@ fn a_short_half_life_forgets_the_keys_of_the_past() {
             );
         }
     };
+    assert_eq!(number(&present, "half_life_seconds"), 1.0, "{present}");
     let rate = number(&present, "sampling_rate");
     let working_set = number(&present, "working_set_bytes");
     eprintln!(

@@ -135,6 +135,9 @@ pub struct Advice {
     /// Events dropped because the advisor's queue was full (each time, the queue grew or the
     /// sample shrank).
     pub dropped_events: u64,
+    /// How long the counts take to halve: the curve describes the requests of the last few
+    /// half-lives.
+    pub half_life: Duration,
 }
 
 /// The half-life of the counts of a node's advisors unless set otherwise.

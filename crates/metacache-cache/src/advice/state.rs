@@ -504,6 +504,7 @@ impl State {
             requests_per_minute,
             reserved_bytes: 0,
             dropped_events: 0,
+            half_life: Duration::from_nanos(self.half_life),
         }
     }
 
