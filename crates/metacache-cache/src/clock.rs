@@ -71,9 +71,13 @@ impl Default for ManualClock {
 impl ManualClock {
     /// Moves time forward.
     pub fn advance(&self, by: Duration) {
-        let nanos = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
-        self.nanos.fetch_add(nanos, Relaxed);
+        self.nanos.fetch_add(nanos(by), Relaxed);
     }
+}
+
+/// `duration` in nanoseconds, saturating at `u64::MAX` (the slots' `NEVER`).
+pub(crate) fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// How often the process-wide coarse clock advances. TTLs are whole seconds; 10 ms of staleness

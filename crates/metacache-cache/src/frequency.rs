@@ -162,9 +162,7 @@ impl FrequencyAdmission {
         accesses: u64,
     ) -> bool {
         let Some(sketch) = self.sketch.get() else {
-            let _ = self
-                .sketch
-                .set(FrequencySketch::for_keys(residents.saturating_mul(4)));
+            self.start(residents);
             return true;
         };
         sketch.age_if_due(accesses);

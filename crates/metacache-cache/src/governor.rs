@@ -129,8 +129,10 @@ impl MemoryGovernor {
             requests: AtomicU64::new(0),
             freed: AtomicU64::new(0),
             refresh_limiter: Arc::default(),
-            lease_timeout: Arc::new(AtomicU64::new(duration_nanos(crate::DEFAULT_LEASE_TIMEOUT))),
-            advisor_half_life: Arc::new(AtomicU64::new(duration_nanos(
+            lease_timeout: Arc::new(AtomicU64::new(crate::clock::nanos(
+                crate::DEFAULT_LEASE_TIMEOUT,
+            ))),
+            advisor_half_life: Arc::new(AtomicU64::new(crate::clock::nanos(
                 crate::advice::DEFAULT_HALF_LIFE,
             ))),
         });
@@ -173,9 +175,10 @@ impl MemoryGovernor {
 
     /// How long a look-aside lease lasts before another caller may take the key's lease.
     pub fn set_lease_timeout(&self, timeout: Duration) {
-        self.shared
-            .lease_timeout
-            .store(duration_nanos(timeout), std::sync::atomic::Ordering::SeqCst);
+        self.shared.lease_timeout.store(
+            crate::clock::nanos(timeout),
+            std::sync::atomic::Ordering::SeqCst,
+        );
     }
 
     /// How long the counts of the node's quota advisors take to halve (those whose options set
@@ -183,7 +186,7 @@ impl MemoryGovernor {
     /// after their last aging. At least a nanosecond.
     pub fn set_advisor_half_life(&self, half_life: Duration) {
         self.shared.advisor_half_life.store(
-            duration_nanos(half_life).max(1),
+            crate::clock::nanos(half_life).max(1),
             std::sync::atomic::Ordering::Relaxed,
         );
     }
@@ -413,9 +416,4 @@ impl Shared {
         );
         freed
     }
-}
-
-/// `duration` in nanoseconds, saturating.
-fn duration_nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }

@@ -70,6 +70,7 @@ use queue::{Event, Queue};
 pub(crate) use state::Served;
 use state::State;
 
+use crate::clock::nanos;
 use crate::slot::NEVER;
 
 /// How an advisor samples and forgets.
@@ -461,10 +462,6 @@ fn heavy_filter_bit(hash: u64) -> (usize, u64) {
         (mixed >> 6) as usize % HEAVY_FILTER_WORDS,
         1 << (mixed & 63),
     )
-}
-
-fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(NEVER)
 }
 
 /// An advisor for unit tests: a cache of a million values that never expire, charged to

@@ -207,14 +207,9 @@ impl Sampler {
     }
 
     /// Doubles a limit that a flood lowered ([`Sampler::shrink`]), up to the one the sampler
-    /// was built with; whether it grew. The keys come in as the rate rises again
-    /// ([`Sampler::raise`]).
-    pub(super) fn regrow(&mut self) -> bool {
-        if self.limit >= self.configured {
-            return false;
-        }
+    /// was built with. The keys come in as the rate rises again ([`Sampler::raise`]).
+    pub(super) fn regrow(&mut self) {
         self.limit = self.limit.saturating_mul(2).min(self.configured);
-        true
     }
 
     /// Lowers the most keys the sample holds to `keys` (at least 1), dropping the largest

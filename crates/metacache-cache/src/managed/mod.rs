@@ -198,9 +198,7 @@ where
             .map(|options| {
                 let policy = Policy {
                     count_capacity: config.capacity,
-                    ttl_nanos: config
-                        .ttl
-                        .map_or(NEVER, |t| u64::try_from(t.as_nanos()).unwrap_or(NEVER)),
+                    ttl_nanos: config.ttl.map_or(NEVER, crate::clock::nanos),
                     after_access: config.expiry == Expiry::AfterAccess,
                     margin_nanos,
                 };
@@ -233,9 +231,7 @@ where
             leases: lease::Leases::new(),
             lease_timeout: Arc::clone(governor.lease_timeout()),
             enabled: config.effectively_enabled(),
-            ttl_nanos: config
-                .ttl
-                .map_or(NEVER, |t| u64::try_from(t.as_nanos()).unwrap_or(NEVER)),
+            ttl_nanos: config.ttl.map_or(NEVER, crate::clock::nanos),
             config,
             map,
             scale: parking_lot::Mutex::new(scale),

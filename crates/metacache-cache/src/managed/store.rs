@@ -172,9 +172,8 @@ where
         let mut displaced = Displaced::collecting();
         self.map
             .insert_with_lifecycle(key.clone(), value.clone(), &mut displaced);
-        let evicted = displaced.evicted;
         let admitted = displaced.hot.is_empty() || self.contest(&key, value, displaced.hot);
-        if evicted {
+        if displaced.evicted {
             // Under pressure: the history starts here, if the contest did not start it (the
             // first contest admits: there is no history to decide it yet).
             self.frequency.start(self.map.len());
