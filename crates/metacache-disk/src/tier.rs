@@ -6,8 +6,10 @@
 //!   source's own error), and the failure is counted.
 //! - A hit is served only from a block whose checksum, location, version, size and generation
 //!   all check out.
-//! - No wait is unbounded: a hit waits at most `hit_wait` for an exclusive operation, a miss at
-//!   most `miss_wait` for another process's load of the same stripe.
+//! - No wait is unbounded: a read waits at most `hit_wait` for each exclusive operation it
+//!   finds holding the gate, a miss at most `miss_wait` for another process's load of the
+//!   same stripe.
+//! - Every read that calls its source counts as a miss (or an error, when the disk failed).
 
 use std::future::Future;
 use std::io::Read;
@@ -233,8 +235,15 @@ impl DiskTier {
         let mut stripe = None;
         let mut pause = Duration::from_millis(1);
         let mut fenced_counted = false;
+        // When the current stretch of finding the gate taken began: `hit_wait` bounds each
+        // stretch, not the whole read (a waiter that waited for another process's load finds
+        // the gate taken while that process publishes, and must not give up at once).
+        let mut busy_since: Option<Instant> = None;
         let generation = loop {
             let step = self.inner.try_hit(opened, id, &key, slot);
+            if !matches!(step, Ok(Step::Busy)) {
+                busy_since = None;
+            }
             if let Ok(Step::Miss { fenced: true, .. }) = step
                 && !fenced_counted
             {
@@ -251,11 +260,14 @@ impl DiskTier {
                     counter.fetch_add(1, Ordering::Relaxed);
                     return Ok(bytes);
                 }
-                Ok(Step::Busy) if started.elapsed() < hit_wait => {
+                Ok(Step::Busy)
+                    if busy_since.get_or_insert_with(Instant::now).elapsed() < hit_wait =>
+                {
                     tokio::time::sleep(Duration::from_micros(500)).await;
                 }
                 Ok(Step::Busy) => {
                     counters.lock_timeouts.fetch_add(1, Ordering::Relaxed);
+                    counters.misses.fetch_add(1, Ordering::Relaxed);
                     return load().await;
                 }
                 Ok(Step::Miss { generation, .. }) if stripe.is_some() => break generation,
@@ -426,5 +438,87 @@ impl Inner {
             let _ = file.set_modified(now);
         }
         Ok(Step::Hit(block.payload))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    /// A reader that waited for another loader's stripe longer than `hit_wait` finds the gate
+    /// taken while that loader publishes: it waits for the block (the stretch of finding the
+    /// gate taken is what `hit_wait` bounds) instead of reading its source at once. CI once
+    /// saw four processes make two source reads this way.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_waiter_that_finds_the_loader_publishing_waits_for_its_block() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut options = Options::with_capacity(1 << 20);
+        options.hit_wait = Duration::from_millis(300);
+        let tier = DiskTier::open(dir.path(), options);
+        let location = "s3://wh/db/t/metadata/snap-1.avro";
+        let id = BlockId::of(location);
+        // Another process is loading the object: it holds the stripe.
+        let stripe = lock::try_stripe(&tier.inner.layout.stripe(id))
+            .expect("stripe")
+            .expect("free");
+        let loads = Arc::new(AtomicUsize::new(0));
+        let reader = tokio::spawn({
+            let (tier, loads) = (tier.clone(), Arc::clone(&loads));
+            async move {
+                tier.read_through(BlockKey::new(location), "s", || async move {
+                    loads.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, std::convert::Infallible>(Bytes::from_static(b"from the source"))
+                })
+                .await
+            }
+        });
+        // Past the reader's `hit_wait`, the loader publishes: the gate is exclusive for 100 ms
+        // (the reader polls at least every 20 ms), then the block is there.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let inner = Arc::clone(&tier.inner);
+        tokio::task::spawn_blocking(move || {
+            let Ok(opened) = &inner.open else {
+                panic!("the tier did not open");
+            };
+            let slot = ledger::slot("s");
+            let (generation, _) = Ledger::read_fence(&opened.ledger, slot)
+                .expect("ledger")
+                .expect("valid");
+            let held = opened
+                .gate
+                .acquire(true, Duration::from_secs(5))
+                .expect("gate")
+                .expect("free");
+            std::thread::sleep(Duration::from_millis(100));
+            drop(held);
+            let identity = Identity {
+                location: location.to_owned(),
+                version: None,
+            };
+            inner.publish(id, &identity, slot, generation, b"published")
+        })
+        .await
+        .expect("joined")
+        .expect("published");
+        drop(stripe);
+        let bytes = tokio::time::timeout(Duration::from_secs(30), reader)
+            .await
+            .expect("the reader ends within 30 s")
+            .expect("joined")
+            .expect("read");
+        assert_eq!(
+            loads.load(Ordering::SeqCst),
+            0,
+            "the waiter read its source"
+        );
+        assert_eq!(&bytes[..], b"published");
+        let stats = tier.stats();
+        assert_eq!(
+            (stats.coalesced, stats.misses, stats.lock_timeouts),
+            (1, 0, 0),
+            "{stats:?}"
+        );
     }
 }
