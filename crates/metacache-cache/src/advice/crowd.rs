@@ -32,7 +32,10 @@ use super::mini::{Miniature, Policy};
 use crate::slot::NEVER;
 
 /// Requests simulated before counting: the cache fills and its frequency history settles.
-const WARM_UP: usize = 5_000;
+/// 5,000 left the heavy keys of a Zipf 1.0 trace about 0.01 short of the hits the real cache
+/// gives them at 1–4 MiB (at 4 MiB: 0.986 against 0.996); by 20,000 the simulation has
+/// settled (0.995; 0.996 at 100,000), at 1.6 times the cost.
+const WARM_UP: usize = 20_000;
 
 /// Requests counted.
 const MEASURED: usize = 20_000;
