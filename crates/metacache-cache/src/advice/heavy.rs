@@ -11,8 +11,8 @@
 //! the table only: it never counts as hits, nor toward being heavy. A heavy key is never the
 //! one to go: its hits must be counted without a gap. (A new key once took the place only of
 //! a key of less than one report: a table filled early by a Zipf trace's tail then refused
-//! every new key until the next aging — for good in a trace that never ages, where keys of
-//! ranks 89–101 of Zipf 1.0, hot enough to be heavy, were never counted apart.) These keys
+//! every new key until the next aging — for good in a trace that never ages, where ranks 89
+//! and 92 of a Zipf 1.0 trace, hot enough to be heavy, were never counted apart.) These keys
 //! leave the miniatures, which then model only the rest; at a size `B` the prediction counts
 //! the heavy keys that fit in `B` hottest first (they are the values any policy keeps) and the
 //! miniatures' rest at `B` minus their bytes.
@@ -25,9 +25,9 @@
 //! are heavy, the other half alone counts their hits until the key is heavy. The count is then
 //! unbiased whatever the selection was. Once a key is heavy the selection is made, and the
 //! reports of both halves count, each for half as many hits: the heavy keys' requests of a
-//! Zipf 1.0 trace, estimated over 16 runs, spread by 4.0k of 465k instead of 5.2k. A key
-//! enters the table on either report, so that no counting report of a key that becomes heavy
-//! is lost.
+//! Zipf 1.0 trace (465k), estimated at 16 offsets of the hit numbers, spread by 4.0k instead
+//! of 5.2k. A key enters the table on either report, so that no counting report of a key
+//! that becomes heavy is lost.
 //!
 //! Only keys selected for at least [`PROMOTE_HITS`] hits, and [`HEAVIER_THAN_MEAN`] times a
 //! sampled key's mean requests, count as heavy: below that the counts' spread would be a large
