@@ -32,19 +32,30 @@ impl Advisor {
         if self.retired.load(Relaxed) {
             return;
         }
-        let (dropped, room) = {
+        let (dropped, reports_dropped, room) = {
             let mut queue = self.queue.lock();
-            if queue.events.is_empty() && queue.reports.is_empty() && queue.dropped == 0 {
+            if queue.events.is_empty()
+                && queue.reports.is_empty()
+                && queue.dropped == 0
+                && queue.reports_dropped == 0
+            {
                 return;
             }
             std::mem::swap(&mut queue.events, &mut simulation.spare);
             std::mem::swap(&mut queue.reports, &mut simulation.spare_reports);
-            (std::mem::take(&mut queue.dropped), queue.room)
+            (
+                std::mem::take(&mut queue.dropped),
+                std::mem::take(&mut queue.reports_dropped),
+                queue.room,
+            )
         };
         let served = served();
         let state = &mut simulation.state;
         state.set_half_life(self.half_life.load(Relaxed));
         let processed = simulation.spare.len();
+        if dropped > 0 || reports_dropped > 0 {
+            state.luck.lost();
+        }
         if dropped > 0 {
             // An overflow: a key behind an eighth of the queue floods it — heavy from now on,
             // so that its hits stop being queued ([`MUTED_KEYS`]) before the queue grows or the

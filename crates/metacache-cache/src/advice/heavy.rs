@@ -72,6 +72,10 @@ struct HeavyKey {
     /// The standing of the key whose place it took (Space-Saving): it orders the table, and is
     /// never counted as hits.
     inherited: f64,
+    /// The hits its reports stood for since it entered the table, both halves (aged as the
+    /// hits are): what the sample's byte luck takes out of the cache's reported hits once the
+    /// key is heavy ([`super::luck`]).
+    reported: f64,
 }
 
 /// A heavy key as the curve uses it.
@@ -125,8 +129,9 @@ pub(super) const HEAVIER_THAN_MEAN: f64 = 64.0;
 /// and a key near the floor has few reports, whose luck is another factor.
 pub(super) const DEMOTE_SHARE: f64 = 4.0;
 
-/// Bytes one heavy key costs in the table.
-const BYTES_PER_KEY: u64 = 48;
+/// Bytes one heavy key costs in the table: its slot (hash and counts, a control byte) at the
+/// map's load factor of 7/8.
+const BYTES_PER_KEY: u64 = (std::mem::size_of::<(u64, HeavyKey)>() as u64 + 1) * 8 / 7;
 
 impl Heavy {
     pub(super) fn new(limit: usize) -> Self {
@@ -165,6 +170,7 @@ impl Heavy {
     /// became heavy now.
     pub(super) fn report(&mut self, hash: u64, charge: u64, report: Report) -> bool {
         if let Some(key) = self.keys.get_mut(&hash) {
+            key.reported += crate::slot::HEAVY_REPORT as f64;
             if key.heavy {
                 // Chosen already: both halves count, each report for half as many hits.
                 key.hits += REPORT_HITS / 2.0;
@@ -199,6 +205,7 @@ impl Heavy {
                 invalidations: 0.0,
                 heavy: selected >= self.promote,
                 inherited,
+                reported: crate::slot::HEAVY_REPORT as f64,
             },
         );
         selected >= self.promote
@@ -230,9 +237,20 @@ impl Heavy {
             key.misses /= 2.0;
             key.invalidations /= 2.0;
             key.inherited /= 2.0;
+            key.reported /= 2.0;
             key.heavy &= key.selected >= demote;
             key.selected + key.hits >= 1.0
         });
+    }
+
+    /// The bytes times hits that the heavy keys' reports stood for since they entered the
+    /// table: their part of every report's ([`super::luck`]).
+    pub(super) fn reported_bytes(&self) -> f64 {
+        self.keys
+            .values()
+            .filter(|key| key.heavy)
+            .map(|key| key.reported * key.charge as f64)
+            .sum()
     }
 
     /// The heavy keys, hottest first by their selecting count: (counted hits, charge). Ordered
@@ -298,6 +316,7 @@ impl Heavy {
                 invalidations: 0.0,
                 heavy: true,
                 inherited,
+                reported: 0.0,
             },
         );
         true

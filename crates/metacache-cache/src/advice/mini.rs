@@ -173,6 +173,12 @@ impl Miniature {
     }
 
     /// The real size this miniature stands for.
+    /// The byte capacity it simulates: its size times the rate it was last scaled by.
+    #[cfg(test)]
+    pub(super) fn capacity(&self) -> u64 {
+        self.map.capacity()
+    }
+
     pub(super) fn size(&self) -> u64 {
         self.size
     }

@@ -49,6 +49,7 @@
 mod crowd;
 mod drain;
 mod heavy;
+mod luck;
 mod mini;
 mod queue;
 mod sample;

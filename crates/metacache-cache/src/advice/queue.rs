@@ -53,6 +53,9 @@ pub(super) struct Queue {
     pub(super) reports: Vec<Event>,
     /// Events dropped because the queue was full, since the last drain.
     pub(super) dropped: u64,
+    /// Heavy-key reports dropped (the report queue was full): a sample already, but the
+    /// sample's byte luck ([`super::luck`]) must know its sums were short.
+    pub(super) reports_dropped: u64,
 }
 
 impl Default for Queue {
@@ -62,6 +65,7 @@ impl Default for Queue {
             events: Vec::new(),
             reports: Vec::new(),
             dropped: 0,
+            reports_dropped: 0,
         }
     }
 }
@@ -76,6 +80,8 @@ impl Queue {
                     self.reports.reserve_exact(REPORT_EVENTS);
                 }
                 self.reports.push(event);
+            } else {
+                self.reports_dropped += 1;
             }
             return;
         }

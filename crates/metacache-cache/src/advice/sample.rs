@@ -34,6 +34,8 @@ pub(super) struct SampledKey {
     /// age.
     pub(super) requests: f64,
     pub(super) invalidations: f64,
+    /// Its requests that the cache itself hit (aged as the requests are).
+    pub(super) hits: f64,
 }
 
 /// The sample: which keys, and at what rate.
@@ -135,6 +137,13 @@ impl Sampler {
         }
     }
 
+    /// Counts a request of a tracked key that the cache hit.
+    pub(super) fn hit(&mut self, hash: u64) {
+        if let Some(key) = self.keys.get_mut(&hash) {
+            key.hits += 1.0;
+        }
+    }
+
     /// Counts an invalidation of a tracked key's value.
     pub(super) fn invalidated(&mut self, hash: u64) {
         if let Some(key) = self.keys.get_mut(&hash) {
@@ -151,6 +160,7 @@ impl Sampler {
         self.keys.retain(|&hash, key| {
             key.requests /= 2.0;
             key.invalidations /= 2.0;
+            key.hits /= 2.0;
             let kept = key.requests >= IDLE_BELOW;
             if kept {
                 requests += key.requests;

@@ -5,7 +5,8 @@
 //! Invariants: every key the miniatures hold is under the threshold and not heavy (once the
 //! sample binds) — in the sample, or idle and left to be evicted (the unbounded miniature, at
 //! most twice the sample's limit of them) — and their counts hold no traced request of a heavy
-//! key; the miniatures' capacities are their sizes times the current rate; the grid's largest
+//! key; the miniatures' capacities are their sizes times the current rate (times the byte
+//! luck's factor at the sizes that take it, [`super::luck`]); the grid's largest
 //! size is at least twice the estimated working set (or [`LARGEST`]).
 
 use std::collections::HashSet;
@@ -13,12 +14,14 @@ use std::time::Duration;
 
 use super::crowd::Crowded;
 use super::heavy::{HEAVIER_THAN_MEAN, Heavy, Report};
+use super::luck::Luck;
 use super::mini::{Miniature, Policy};
 use super::sample::Sampler;
 use super::trace::{TRACE_FROM, Traces};
 use super::{Advice, AdvicePoint, AdvisorOptions, nanos};
 
 mod age;
+mod luck;
 mod predict;
 
 use predict::Anchor;
@@ -26,6 +29,9 @@ use predict::Anchor;
 /// Sizes below this many times the heavy keys' bytes are crowded by them: their hit ratio
 /// there is simulated ([`super::crowd`]).
 const CROWDED: u64 = 4;
+
+/// How often the byte luck's factor is settled, in nanoseconds (a walk of the sample).
+const LUCK_EVERY: u64 = 1_000_000_000;
 
 /// How long a simulation of the crowded sizes stands: a curve read more often (a scrape of
 /// `/metrics` every 15 s, the dashboard) reuses it. The heavy keys' counts age over 15 minutes.
@@ -101,6 +107,11 @@ pub(super) struct State {
     /// `trace_from` sampled requests.
     traces: Traces,
     trace_from: f64,
+    /// The sampled keys' byte luck among hits, and the factor the larger miniatures'
+    /// capacities take from it ([`super::luck`]); settled at most once a second, from
+    /// `luck_at`.
+    pub(super) luck: Luck,
+    luck_at: u64,
 }
 
 impl State {
@@ -128,6 +139,8 @@ impl State {
             clears: 0.0,
             traces: Traces::default(),
             trace_from: TRACE_FROM,
+            luck: Luck::new(),
+            luck_at: now,
             options,
         }
     }
@@ -158,6 +171,9 @@ impl State {
             self.sampler.set_bytes(hash, charge);
         }
         self.sampler.count(hash);
+        if charge != 0 {
+            self.sampler.hit(hash);
+        }
         self.grow();
         self.tick(now, served);
         let policy = self.policy;
@@ -204,6 +220,7 @@ impl State {
         served: Served,
     ) {
         self.tick(now, served);
+        self.luck.report(charge);
         if self.heavy.report(hash, charge, report) && self.binds() {
             self.counted_apart(&[hash]);
         }
@@ -351,8 +368,10 @@ impl State {
     fn rescaled(&mut self, before: f64) {
         let rate = self.sampler.rate();
         let scale = rate / before;
-        for mini in self.all() {
-            mini.rescale(rate, scale);
+        self.unbounded.rescale(rate, scale);
+        for i in 0..self.minis.len() {
+            let rate = self.mini_rate(self.minis[i].size());
+            self.minis[i].rescale(rate, scale);
         }
         self.traces.scale(scale);
     }
@@ -401,6 +420,10 @@ impl State {
 
     /// Ages the counts and sweeps expired values when their time has come.
     fn tick(&mut self, now: u64, served: Served) {
+        if now >= self.luck_at {
+            self.luck_at = now.saturating_add(LUCK_EVERY);
+            self.settle_luck();
+        }
         if now >= self.next_sweep {
             for mini in self.all() {
                 mini.sweep(now);
@@ -414,7 +437,6 @@ impl State {
     /// copy of the unbounded one.
     fn grow(&mut self) {
         let working_set = self.working_set();
-        let rate = self.sampler.rate();
         loop {
             let next = match self.minis.last() {
                 None => self.options.smallest.max(1),
@@ -423,7 +445,7 @@ impl State {
                 }
                 Some(_) => break,
             };
-            let mut mini = Miniature::new(next, rate, &self.policy);
+            let mut mini = Miniature::new(next, self.mini_rate(next), &self.policy);
             mini.fill_from(&self.unbounded);
             self.minis.push(mini);
             self.traces.grew();

@@ -48,6 +48,7 @@ impl State {
                 mini.age();
             }
             self.heavy.age();
+            self.luck.age();
             let idle = self.sampler.age();
             self.left_idle(&idle);
             if !std::mem::take(&mut self.shed_since_aging) {

@@ -66,7 +66,7 @@ impl State {
     }
 
     /// The mean known charge of a sampled key's value.
-    fn mean_bytes(&self) -> f64 {
+    pub(super) fn mean_bytes(&self) -> f64 {
         self.sampler.known_bytes() as f64 / self.sampler.len().max(1) as f64
     }
 
