@@ -7,7 +7,9 @@
 //! whose quota binds, and its curve is pinned there). With `REPLAYS=N` each size is replayed
 //! `N` times and the error is the distance from the replays' range (the real cache hashes with
 //! random seeds); the table then shows `predicted/lowest–highest`. `ONLY=text` runs the traces
-//! whose name contains it; with `ADVICE_TIMING=1` each read of a curve prints what it took.
+//! whose name contains it; with `ADVICE_TIMING=1` each read of a curve prints what it took;
+//! with `ADVICE_REPORT_SHIFT=random` (or a number) the advised run's hit numbers are shifted, so
+//! that runs draw different heavy-key reports (otherwise every run of a trace draws the same).
 
 #![allow(clippy::print_stdout)] // the table is the output
 

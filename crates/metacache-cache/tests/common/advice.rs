@@ -290,6 +290,9 @@ pub fn replay(
         "{}",
         case.name
     );
+    if advisor.is_some() {
+        shift_reports(&cache);
+    }
     let mut loading = Vec::with_capacity(case.overlap);
     for (i, &key) in case.trace.iter().enumerate() {
         if i % 128 == 0 {
@@ -325,6 +328,34 @@ pub fn replay(
         eprintln!("{}: curve read in {:?}", case.name, reading.elapsed());
     }
     (ratio, advice)
+}
+
+/// A key no trace requests.
+const SHIFT_KEY: u64 = u64::MAX;
+
+/// With `ADVICE_REPORT_SHIFT` set (a number, or `random`), hits of a key no trace requests
+/// before the trace: 0–63 of them, which shifts the hit numbers and so which hits report to the
+/// heavy keys' table. An unlimited advised cache's hits are otherwise the same in every run, and
+/// so are its reports: the runs would repeat one draw of the heavy keys' counts. The shift's
+/// own hits are at most one report and 63 requests of a million.
+fn shift_reports(cache: &ManagedCache<u64, Payload>) {
+    let Ok(shift) = std::env::var("ADVICE_REPORT_SHIFT") else {
+        return;
+    };
+    let hits = match shift.parse::<u64>() {
+        Ok(n) => n % 64,
+        Err(_) => {
+            use std::hash::{BuildHasher, Hasher};
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_u64(0);
+            hasher.finish() % 64
+        }
+    };
+    eprintln!("hit numbers shifted by {hits}");
+    cache.insert(SHIFT_KEY, Payload(value_bytes(SHIFT_KEY)));
+    for _ in 0..hits {
+        let _ = cache.get(&SHIFT_KEY);
+    }
 }
 
 /// One compared point: the prediction against the real cache's hit ratios in one or more
