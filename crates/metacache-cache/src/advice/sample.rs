@@ -129,18 +129,12 @@ impl Sampler {
         }
     }
 
-    /// Counts a request of a tracked key.
-    pub(super) fn count(&mut self, hash: u64) {
+    /// Counts a request of a tracked key, and whether the cache hit it.
+    pub(super) fn count(&mut self, hash: u64, hit: bool) {
         if let Some(key) = self.keys.get_mut(&hash) {
             key.requests += 1.0;
+            key.hits += f64::from(u8::from(hit));
             self.requests += 1.0;
-        }
-    }
-
-    /// Counts a request of a tracked key that the cache hit.
-    pub(super) fn hit(&mut self, hash: u64) {
-        if let Some(key) = self.keys.get_mut(&hash) {
-            key.hits += 1.0;
         }
     }
 
@@ -301,15 +295,16 @@ mod tests {
     fn requests_and_invalidations_are_counted_and_age() {
         let mut sampler = Sampler::new(4);
         sampler.track(1);
-        for _ in 0..4 {
-            sampler.count(1);
+        for i in 0..4 {
+            sampler.count(1, i > 0);
         }
         sampler.invalidated(1);
-        sampler.count(2);
+        sampler.count(2, true);
         sampler.invalidated(2);
         sampler.age();
         let key = sampler.get(1).expect("tracked");
         assert_eq!((key.requests, key.invalidations), (2.0, 0.5));
+        assert_eq!(key.hits, 1.5, "three hits of four requests, aged");
         assert!(sampler.get(2).is_none(), "an untracked key is not counted");
         assert_eq!(sampler.keys().count(), 1);
     }
@@ -321,10 +316,10 @@ mod tests {
         sampler.track(1);
         sampler.track(2);
         for _ in 0..6 {
-            sampler.count(1);
+            sampler.count(1, false);
         }
-        sampler.count(2);
-        sampler.count(3);
+        sampler.count(2, false);
+        sampler.count(3, false);
         assert_eq!(
             sampler.mean_requests(),
             3.5,
@@ -364,11 +359,11 @@ mod tests {
         let mut sampler = Sampler::new(4);
         for hash in [10, 20, 30, 40] {
             sampler.track(hash);
-            sampler.count(hash);
+            sampler.count(hash, false);
             sampler.set_bytes(hash, 100);
         }
         for _ in 0..8 {
-            sampler.count(10);
+            sampler.count(10, false);
         }
         // Full: a fifth key lowers the rate, a quarter of the limit leaving (the largest
         // hashes, the new key among them).
@@ -405,7 +400,7 @@ mod tests {
         assert_eq!((sampler.threshold(), sampler.len()), (40, 3));
         assert_eq!(sampler.raise(), None, "3 keys of 4: not under half");
         for hash in [10, 20] {
-            sampler.count(hash);
+            sampler.count(hash, false);
         }
         assert_eq!(sampler.age(), vec![30], "never requested: idle at once");
         assert_eq!(sampler.raise(), None, "2 keys of 4: not under half");

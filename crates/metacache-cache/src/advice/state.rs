@@ -170,10 +170,7 @@ impl State {
         } else if self.sampler.get(hash).is_some_and(|k| k.bytes != charge) {
             self.sampler.set_bytes(hash, charge);
         }
-        self.sampler.count(hash);
-        if charge != 0 {
-            self.sampler.hit(hash);
-        }
+        self.sampler.count(hash, charge != 0);
         self.grow();
         self.tick(now, served);
         let policy = self.policy;
@@ -369,10 +366,7 @@ impl State {
         let rate = self.sampler.rate();
         let scale = rate / before;
         self.unbounded.rescale(rate, scale);
-        for i in 0..self.minis.len() {
-            let rate = self.mini_rate(self.minis[i].size());
-            self.minis[i].rescale(rate, scale);
-        }
+        self.rescale_minis(scale);
         self.traces.scale(scale);
     }
 

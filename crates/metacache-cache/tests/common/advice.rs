@@ -344,12 +344,7 @@ fn shift_reports(cache: &ManagedCache<u64, Payload>) {
     };
     let hits = match shift.parse::<u64>() {
         Ok(n) => n % 64,
-        Err(_) => {
-            use std::hash::{BuildHasher, Hasher};
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u64(0);
-            hasher.finish() % 64
-        }
+        Err(_) => rand::Rng::next_u64(&mut rand::rng()) % 64,
     };
     eprintln!("hit numbers shifted by {hits}");
     cache.insert(SHIFT_KEY, Payload(value_bytes(SHIFT_KEY)));

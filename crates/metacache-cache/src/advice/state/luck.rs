@@ -36,10 +36,16 @@ impl State {
         }
         let heavy = self.heavy.reported_bytes();
         if self.luck.settle(&sampled, self.sampler.rate(), heavy) {
-            for i in 0..self.minis.len() {
-                let rate = self.mini_rate(self.minis[i].size());
-                self.minis[i].rescale(rate, 1.0);
-            }
+            self.rescale_minis(1.0);
+        }
+    }
+
+    /// Resizes every miniature but the unbounded one to its [`State::mini_rate`], its counts
+    /// scaled by `scale`.
+    pub(super) fn rescale_minis(&mut self, scale: f64) {
+        for i in 0..self.minis.len() {
+            let rate = self.mini_rate(self.minis[i].size());
+            self.minis[i].rescale(rate, scale);
         }
     }
 }
