@@ -178,6 +178,17 @@ impl FrequencyAdmission {
         self.sketch.get().map_or(0, FrequencySketch::bytes)
     }
 
+    /// Halves the sketch's table while it has twice `words` or more (and more than its
+    /// smallest): a quota advisor's miniature keeps its history its sample's share of the
+    /// real cache's as the sampling rate drops. Returns the words it has (0 without one).
+    pub(crate) fn fold_to(&mut self, words: f64) -> usize {
+        let Some(sketch) = self.sketch.get_mut() else {
+            return 0;
+        };
+        while sketch.words() as f64 >= 2.0 * words && sketch.fold() {}
+        sketch.words()
+    }
+
     fn one_in_128(&self) -> bool {
         // SplitMix64 over a shared state: contests are on the miss path, and a lost update
         // only repeats a draw.

@@ -12,7 +12,8 @@
 //!
 //! # Invariants
 //! - The table never grows after construction: its memory is `8 × words` bytes, sized by the
-//!   caller from the residents it must tell apart.
+//!   caller from the residents it must tell apart (a quota advisor's miniature may fold it to
+//!   half, [`FrequencySketch::fold`]; nothing makes it larger).
 //! - Concurrent recording and halving may lose an increment of one word; the
 //!   estimate stays within [0, 15] and an approximation of the truth, which is all admission
 //!   needs.
@@ -67,6 +68,34 @@ impl FrequencySketch {
     /// Bytes the table holds.
     pub(crate) fn bytes(&self) -> usize {
         self.table.len() * std::mem::size_of::<AtomicU64>()
+    }
+
+    /// Words in the table.
+    pub(crate) fn words(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Halves the table, unless it is at its smallest: each word of the lower half takes in
+    /// its twin of the upper half, counter by counter, saturating. A key's word is the low bits
+    /// of its hash and its counters' places the top byte, so the result is what a table half
+    /// as large would have counted (before the next halving of the counts). For a history that
+    /// must now tell apart half as many keys: a quota advisor's miniature whose sampling rate
+    /// halved. Returns whether it halved.
+    pub(crate) fn fold(&mut self) -> bool {
+        let words = self.table.len();
+        if words <= MIN_WORDS {
+            return false;
+        }
+        let half = words / 2;
+        let (low, high) = self.table.split_at_mut(half);
+        let table: Box<[AtomicU64]> = low
+            .iter_mut()
+            .zip(high.iter_mut())
+            .map(|(a, b)| AtomicU64::new(add_counters(*a.get_mut(), *b.get_mut())))
+            .collect();
+        self.table = table;
+        self.mask = half - 1;
+        true
     }
 
     /// The word of `hash` and the lowest bit of each of its four counters, as one mask.
@@ -133,6 +162,14 @@ impl FrequencySketch {
     }
 }
 
+/// The sixteen 4-bit counters of two words added pairwise, each saturating at [`MAX_COUNT`].
+fn add_counters(a: u64, b: u64) -> u64 {
+    (0..64).step_by(4).fold(0, |sum, offset| {
+        let count = ((a >> offset) & MAX_COUNT) + ((b >> offset) & MAX_COUNT);
+        sum | count.min(MAX_COUNT) << offset
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +181,31 @@ mod tests {
         x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         x ^ (x >> 31)
+    }
+
+    #[test]
+    fn a_folded_table_counts_what_one_half_as_large_would_have() {
+        let mut folded = FrequencySketch::for_keys(256);
+        let half = FrequencySketch::for_keys(128);
+        for key in 0..2_000u64 {
+            // Keys below 50 are asked for up to 20 times: some counters saturate.
+            for _ in 0..=(if key < 50 { key % 21 } else { key % 3 }) {
+                folded.record(hash(key));
+                half.record(hash(key));
+            }
+        }
+        assert!(folded.fold());
+        assert_eq!(folded.words(), 128);
+        for key in 0..2_000u64 {
+            assert_eq!(
+                folded.frequency(hash(key)),
+                half.frequency(hash(key)),
+                "key {key}"
+            );
+        }
+        let mut smallest = FrequencySketch::for_keys(1);
+        assert!(!smallest.fold(), "{MIN_WORDS} words at the least");
+        assert_eq!(smallest.words(), MIN_WORDS);
     }
 
     #[test]
