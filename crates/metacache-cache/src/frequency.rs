@@ -56,6 +56,11 @@ use crate::sketch::FrequencySketch;
 /// admitted by chance: chance only breaks ties among frequent keys.
 const CHANCE_FLOOR: u8 = 6;
 
+/// Sketch words per resident when the history starts (one per resident lost up to 5 % of the
+/// hits of a 1 % budget in `bench_hits`: the keys a small cache must tell apart are mostly not
+/// resident).
+const WORDS_PER_RESIDENT: usize = 4;
+
 /// The hot values one insertion displaced, held back until the contest is decided. The
 /// default (what quick_cache's own calls use) holds nothing back: the eviction hook releases
 /// every value at once.
@@ -133,13 +138,25 @@ impl FrequencyAdmission {
         sketch.record(self.hasher.hash_one(key));
     }
 
-    /// Starts the history, sized for `residents` (four words each), unless it exists.
+    /// Starts the history, sized for `residents` ([`FrequencyAdmission::words_for`]), unless
+    /// it exists.
     pub(crate) fn start(&self, residents: usize) {
         if self.sketch.get().is_none() {
-            let _ = self
-                .sketch
-                .set(FrequencySketch::for_keys(residents.saturating_mul(4)));
+            let _ = self.sketch.set(FrequencySketch::for_keys(
+                residents.saturating_mul(WORDS_PER_RESIDENT),
+            ));
         }
+    }
+
+    /// The words of the history a cache of `residents` values starts:
+    /// [`WORDS_PER_RESIDENT`] each, rounded up to a power of two within the sketch's bounds.
+    pub(crate) fn words_for(residents: usize) -> usize {
+        FrequencySketch::words_for(residents.saturating_mul(WORDS_PER_RESIDENT))
+    }
+
+    /// Words of the sketch, once it exists (0 before).
+    pub(crate) fn words(&self) -> usize {
+        self.sketch.get().map_or(0, FrequencySketch::words)
     }
 
     /// Whether `key` was asked for before (as far as the history tells; `false` without one).

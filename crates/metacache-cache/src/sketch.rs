@@ -57,12 +57,17 @@ impl FrequencySketch {
     /// A sketch that tells apart about `keys` distinct keys (one word per key, rounded up to a
     /// power of two within [64, 4 Mi] words).
     pub(crate) fn for_keys(keys: usize) -> Self {
-        let words = keys.clamp(MIN_WORDS, MAX_WORDS).next_power_of_two();
+        let words = Self::words_for(keys);
         Self {
             table: (0..words).map(|_| AtomicU64::new(0)).collect(),
             mask: words - 1,
             aged_at: AtomicU64::new(0),
         }
+    }
+
+    /// The words of a sketch for about `keys` distinct keys ([`FrequencySketch::for_keys`]).
+    pub(crate) fn words_for(keys: usize) -> usize {
+        keys.clamp(MIN_WORDS, MAX_WORDS).next_power_of_two()
     }
 
     /// Bytes the table holds.

@@ -270,14 +270,11 @@ impl Miniature {
 
     /// Scales the history's aging once it exists (started with `residents` values held).
     fn started(&mut self, residents: usize) {
-        if self.aging.is_none() && self.frequency.bytes() > 0 {
-            let words = (self.frequency.bytes() / 8) as f64;
-            self.real_words = (4.0 * residents as f64 / self.history_rate)
-                .clamp(64.0, (1u64 << 22) as f64)
-                .log2()
-                .ceil()
-                .exp2();
-            self.aging = Some(words / (self.history_rate * self.real_words));
+        let words = self.frequency.words();
+        if self.aging.is_none() && words > 0 {
+            let real = (residents as f64 / self.history_rate).ceil() as usize;
+            self.real_words = FrequencyAdmission::words_for(real) as f64;
+            self.aging = Some(words as f64 / (self.history_rate * self.real_words));
         }
     }
 
@@ -362,7 +359,7 @@ impl Miniature {
     pub(super) fn rescale(&mut self, rate: f64, counts: f64) {
         self.map.set_capacity(scaled(self.size, rate));
         let share = rate * self.real_words;
-        if self.aging.is_none() || (self.frequency.bytes() / 8) as f64 * 2.0 < share {
+        if self.aging.is_none() || self.frequency.words() as f64 * 2.0 < share {
             self.frequency = FrequencyAdmission::default();
             self.history_rate = rate;
             self.real_words = 0.0;
@@ -523,11 +520,11 @@ mod tests {
         for _ in 0..5 {
             mini.access(7, 100, 1, &p);
         }
-        let words = mini.frequency.bytes() / 8;
+        let words = mini.frequency.words();
         assert!(words >= 1024, "{words} words");
         assert_eq!(mini.aging, Some(1.0));
         mini.rescale(0.25, 0.25);
-        assert_eq!(mini.frequency.bytes() / 8, words / 4, "folded to its share");
+        assert_eq!(mini.frequency.words(), words / 4, "folded to its share");
         assert_eq!(
             mini.aging,
             Some(1.0),
@@ -537,7 +534,7 @@ mod tests {
         // A rate that rises cannot grow the table: its requests count less instead, up to
         // twice the share it was sized for; past that the history starts afresh.
         mini.rescale(0.5, 2.0);
-        assert_eq!(mini.frequency.bytes() / 8, words / 4);
+        assert_eq!(mini.frequency.words(), words / 4);
         assert_eq!(mini.aging, Some(0.5));
         mini.rescale(1.0, 2.0);
         assert_eq!(mini.frequency.bytes(), 0, "restarted");
@@ -546,7 +543,7 @@ mod tests {
             mini.access(key, 100, 2, &p);
         }
         assert_eq!(
-            mini.frequency.bytes() / 8,
+            mini.frequency.words(),
             words,
             "sized for the residents again"
         );
