@@ -6,15 +6,22 @@
 //! × budget ∈ {1 %, 5 %, 20 %} of the working set; a hot set (half the budget) read before and
 //! after a one-pass scan of twice the budget; a loop over 1.2 × the budget; and two cold starts,
 //! a one-pass scan of twice the budget into the empty cache followed by a hot set (read
-//! uniformly) or a loop over half the budget that the scan never read. Every access is a
-//! get-or-insert (look-aside): a miss inserts the value. Prints one table, the ratio to the best
-//! peer per row, and the governed cache's `budget_exceeded` refusals per insert.
+//! uniformly) or a loop over half the budget that the scan never read; and every key read
+//! evenly, where nearly every request misses and nearly every insert contests. Every access is a
+//! get-or-insert (look-aside): a miss inserts the value. Each trace runs from one thread, and
+//! the Zipf 0.8 and even ones from four too (each thread every fourth request, so that stores
+//! race as a node's concurrent misses do). Prints one table, the ratio to the best peer per
+//! row, the governed cache's `budget_exceeded` refusals per insert, and its replay's wall time
+//! over moka's (a look-up and, after a miss, an insert, with no load between them: the store
+//! path's cost laid bare, which a real miss hides behind its load).
 //!
-//! `cargo bench -p metacache-cache --bench bench_hits`
+//! `cargo bench -p metacache-cache --bench bench_hits [filter]`
 
 #![allow(clippy::print_stdout)] // the table is the output
 
-use std::time::Duration;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
 
 use metacache_cache::{Admission, CacheConfig, GovernorOptions, ManagedCache, MemoryGovernor};
 use metacache_estimate::{EstimateSize, Sizer};
@@ -129,6 +136,12 @@ fn cold_loop_trace(budget: u64) -> Vec<u64> {
     trace
 }
 
+/// Every key, read evenly.
+fn even_trace(accesses: usize) -> Vec<u64> {
+    let mut rng = Rng(13);
+    (0..accesses).map(|_| rng.next() % KEYS).collect()
+}
+
 /// A loop over keys adding up to 1.2 × the budget, ten times.
 fn loop_trace(budget: u64) -> Vec<u64> {
     let keys = keys_totalling(0, budget + budget / 5);
@@ -150,6 +163,8 @@ struct Outcome {
     accesses: u64,
     inserts: u64,
     budget_exceeded: u64,
+    /// Wall time of the replay.
+    took: Duration,
 }
 
 impl Outcome {
@@ -158,7 +173,7 @@ impl Outcome {
     }
 }
 
-fn run_governed(trace: &[u64], budget: u64) -> Outcome {
+fn run_governed(trace: &[u64], budget: u64, threads: usize) -> Outcome {
     let governor = MemoryGovernor::with_options(GovernorOptions {
         node_limit: Some(budget),
         sweep_interval: Duration::from_secs(3600),
@@ -167,9 +182,10 @@ fn run_governed(trace: &[u64], budget: u64) -> Outcome {
     let catalog = governor.catalog_budget("bench", None);
     let config = CacheConfig::new("remote-entry", None, 10_000_000);
     let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
-    let mut refused = 0;
+    let refused = AtomicU64::new(0);
     let mut outcome = replay(
         trace,
+        threads,
         |key| cache.get(&key).is_some(),
         |key| match cache.insert(
             key,
@@ -184,41 +200,65 @@ fn run_governed(trace: &[u64], budget: u64) -> Outcome {
                     "the peers must weigh what the ledger charges"
                 )
             }
-            Admission::Rejected(RejectReason::BudgetExceeded) => refused += 1,
+            Admission::Rejected(RejectReason::BudgetExceeded) => {
+                refused.fetch_add(1, Relaxed);
+            }
             _ => {}
         },
     );
-    outcome.budget_exceeded = refused;
+    outcome.budget_exceeded = refused.into_inner();
+    governor.reclaim_now();
     assert!(governor.node().used() <= budget, "over the node limit");
     outcome
 }
 
-fn run_moka(trace: &[u64], budget: u64) -> Outcome {
+fn run_moka(trace: &[u64], budget: u64, threads: usize) -> Outcome {
     let cache: moka::sync::Cache<u64, u32> = moka::sync::Cache::builder()
         .max_capacity(budget)
         .weigher(|key: &u64, _: &u32| u32::try_from(charged(*key)).unwrap_or(u32::MAX))
         .build();
     replay(
         trace,
+        threads,
         |key| cache.get(&key).is_some(),
         |key| cache.insert(key, value_bytes(key)),
     )
 }
 
-/// Runs `trace` as get-or-insert against a cache: `get` answers whether `key` hit, `insert`
-/// stores its value after a miss.
-fn replay(trace: &[u64], get: impl Fn(u64) -> bool, mut insert: impl FnMut(u64)) -> Outcome {
-    let mut outcome = Outcome::default();
-    for &key in trace {
-        outcome.accesses += 1;
-        if get(key) {
-            outcome.hits += 1;
-        } else {
-            outcome.inserts += 1;
-            insert(key);
+/// Runs `trace` as get-or-insert against a cache from `threads` threads, each taking every
+/// `threads`-th request: `get` answers whether `key` hit, `insert` stores its value after a
+/// miss.
+fn replay(
+    trace: &[u64],
+    threads: usize,
+    get: impl Fn(u64) -> bool + Sync,
+    insert: impl Fn(u64) + Sync,
+) -> Outcome {
+    let hits = AtomicU64::new(0);
+    let inserts = AtomicU64::new(0);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for thread in 0..threads {
+            let (get, insert, hits, inserts) = (&get, &insert, &hits, &inserts);
+            scope.spawn(move || {
+                for &key in trace.iter().skip(thread).step_by(threads) {
+                    if get(key) {
+                        hits.fetch_add(1, Relaxed);
+                    } else {
+                        inserts.fetch_add(1, Relaxed);
+                        insert(key);
+                    }
+                }
+            });
         }
+    });
+    Outcome {
+        hits: hits.into_inner(),
+        accesses: trace.len() as u64,
+        inserts: inserts.into_inner(),
+        budget_exceeded: 0,
+        took: started.elapsed(),
     }
-    outcome
 }
 
 #[derive(Clone)]
@@ -230,7 +270,7 @@ impl quick_cache::Weighter<u64, u32> for ChargeWeighter {
     }
 }
 
-fn run_quick_cache(trace: &[u64], budget: u64, mean: u64) -> Outcome {
+fn run_quick_cache(trace: &[u64], budget: u64, mean: u64, threads: usize) -> Outcome {
     let cache = quick_cache::sync::Cache::with_weighter(
         usize::try_from(budget / mean).unwrap_or(usize::MAX),
         budget,
@@ -238,6 +278,7 @@ fn run_quick_cache(trace: &[u64], budget: u64, mean: u64) -> Outcome {
     );
     replay(
         trace,
+        threads,
         |key| cache.get(&key).is_some(),
         |key| cache.insert(key, value_bytes(key)),
     )
@@ -248,15 +289,33 @@ fn main() {
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let working_set: u64 = (0..KEYS).map(charged).sum();
     let mean = working_set / KEYS;
-    let mut rows: Vec<(String, Vec<u64>, u64)> = Vec::new();
+    let mut rows: Vec<(String, Vec<u64>, u64, usize)> = Vec::new();
     for alpha in [0.6, 0.8, 1.0] {
         let trace = zipf_trace(alpha, ZIPF_ACCESSES, (alpha * 1000.0) as u64);
         for percent in [1, 5, 20] {
             let budget = working_set * percent / 100;
+            for threads in [1, 4] {
+                if threads > 1 && alpha != 0.8 {
+                    continue;
+                }
+                rows.push((
+                    format!("zipf {alpha:.1}, {percent:>2} %"),
+                    trace.clone(),
+                    budget,
+                    threads,
+                ));
+            }
+        }
+    }
+    let even = even_trace(ZIPF_ACCESSES);
+    for percent in [5, 20] {
+        for threads in [1, 4] {
+            let budget = working_set * percent / 100;
             rows.push((
-                format!("zipf {alpha:.1}, {percent:>2} %"),
-                trace.clone(),
+                format!("even, {percent:>2} %"),
+                even.clone(),
                 budget,
+                threads,
             ));
         }
     }
@@ -266,21 +325,25 @@ fn main() {
             format!("scan 2x, {percent:>2} %"),
             scan_trace(budget),
             budget,
+            1,
         ));
         rows.push((
             format!("loop 1.2x, {percent:>2} %"),
             loop_trace(budget),
             budget,
+            1,
         ));
         rows.push((
             format!("cold scan, {percent:>2} %"),
             cold_scan_trace(budget),
             budget,
+            1,
         ));
         rows.push((
             format!("cold loop, {percent:>2} %"),
             cold_loop_trace(budget),
             budget,
+            1,
         ));
     }
     println!(
@@ -288,17 +351,24 @@ fn main() {
         working_set >> 20
     );
     println!(
-        "{:<16} {:>9} {:>9} {:>9} {:>11} {:>15}",
-        "trace", "governed", "moka", "quick", "vs best", "budget_exceeded"
+        "{:<16} {:>7} {:>9} {:>9} {:>9} {:>11} {:>15} {:>14}",
+        "trace",
+        "threads",
+        "governed",
+        "moka",
+        "quick",
+        "vs best",
+        "budget_exceeded",
+        "time vs moka"
     );
     let mut worst = f64::INFINITY;
-    for (name, trace, budget) in rows {
+    for (name, trace, budget, threads) in rows {
         if filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
             continue;
         }
-        let governed = run_governed(&trace, budget);
-        let moka = run_moka(&trace, budget);
-        let quick = run_quick_cache(&trace, budget, mean);
+        let governed = run_governed(&trace, budget, threads);
+        let moka = run_moka(&trace, budget, threads);
+        let quick = run_quick_cache(&trace, budget, mean, threads);
         let best = moka.ratio().max(quick.ratio());
         let versus = if best > 0.0 {
             governed.ratio() / best
@@ -309,12 +379,13 @@ fn main() {
         };
         worst = worst.min(versus);
         println!(
-            "{name:<16} {:>9.4} {:>9.4} {:>9.4} {:>10.3}x {:>14.2}%",
+            "{name:<16} {threads:>7} {:>9.4} {:>9.4} {:>9.4} {:>10.3}x {:>14.2}% {:>13.2}x",
             governed.ratio(),
             moka.ratio(),
             quick.ratio(),
             versus,
             100.0 * governed.budget_exceeded as f64 / governed.inserts.max(1) as f64,
+            governed.took.as_secs_f64() / moka.took.as_secs_f64().max(1e-9),
         );
     }
     println!("worst governed / best peer: {worst:.3}x");

@@ -61,14 +61,15 @@ const CHANCE_FLOOR: u8 = 6;
 /// resident).
 const WORDS_PER_RESIDENT: usize = 4;
 
-/// The hot values one insertion displaced, held back until the contest is decided. The
-/// default (what quick_cache's own calls use) holds nothing back: the eviction hook releases
-/// every value at once.
+/// The hot values one insertion displaced, held back until the contest is decided, each with
+/// the charge it held (released when it left the map: the ledger counts what the map holds,
+/// and a victim put back reserves its charge again). The default (what quick_cache's own calls
+/// use) holds nothing back: the eviction hook releases every value at once, as an eviction.
 pub(crate) struct Displaced<K, V> {
     collect: bool,
     /// Whether the insertion evicted anything (a cache under pressure keeps a history).
     pub(crate) evicted: bool,
-    pub(crate) hot: Vec<(K, Cached<V>)>,
+    pub(crate) hot: Vec<(K, Cached<V>, u64)>,
 }
 
 impl<K, V> Default for Displaced<K, V> {
@@ -92,14 +93,16 @@ impl<K, V> Displaced<K, V> {
     }
 
     /// Takes a displaced value that is contested (a hot one, or one that won a contest
-    /// before), or gives it back to be released now.
-    pub(crate) fn hold(&mut self, key: K, value: Cached<V>, hot: bool) -> Option<Cached<V>> {
+    /// before) and answers the charge it held, for the caller to release now without counting
+    /// an eviction yet; or gives the value back, to be released as an eviction now.
+    pub(crate) fn hold(&mut self, key: K, value: Cached<V>, hot: bool) -> Result<u64, Cached<V>> {
         self.evicted = true;
         if self.collect && (hot || value.defended()) {
-            self.hot.push((key, value));
-            None
+            let charge = value.take_charge();
+            self.hot.push((key, value, charge));
+            Ok(charge)
         } else {
-            Some(value)
+            Err(value)
         }
     }
 }
@@ -285,21 +288,35 @@ mod tests {
     }
 
     #[test]
-    fn only_collecting_requests_hold_values_back() {
+    fn only_collecting_requests_hold_values_back_and_hand_over_their_charges() {
         let mut default: Displaced<u64, u8> = Displaced::default();
-        assert!(default.hold(1, Cached::new(1, u64::MAX), true).is_some());
+        assert!(default.hold(1, Cached::new(1, u64::MAX), true).is_err());
         let mut collecting: Displaced<u64, u8> = Displaced::collecting();
-        assert!(collecting.hold(1, Cached::new(1, u64::MAX), true).is_none());
+        let hot = Cached::new(1, u64::MAX);
+        hot.set_charge(600);
+        assert_eq!(
+            collecting.hold(1, hot.clone(), true).ok(),
+            Some(600),
+            "held: its charge is released by the caller"
+        );
+        assert_eq!(hot.charge(), 0, "taken once");
         let cold = Cached::new(2, u64::MAX);
+        cold.set_charge(700);
         assert!(
-            collecting.hold(2, cold.clone(), false).is_some(),
+            collecting.hold(2, cold.clone(), false).is_err(),
             "cold: let go"
         );
+        assert_eq!(cold.charge(), 700, "released by the eviction hook");
         cold.set_defended();
-        assert!(
-            collecting.hold(2, cold, false).is_none(),
+        assert_eq!(
+            collecting.hold(2, cold, false).ok(),
+            Some(700),
             "defended: contested"
         );
         assert_eq!(collecting.hot.len(), 2);
+        assert_eq!(
+            collecting.hot[1].2, 700,
+            "the charge kept to be reserved again"
+        );
     }
 }

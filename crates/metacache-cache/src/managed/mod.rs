@@ -4,10 +4,14 @@
 //! # Invariants
 //! - Every value resident in the map holds exactly its `charge` in the cache's entry budget;
 //!   whoever removes it from the map (eviction hook, expiry, invalidation, replacement, drop)
-//!   takes the charge and releases it. So the entry budget's `used` is the sum of the charges of
-//!   the resident values, at every moment outside those few instructions — and outside a
-//!   frequency contest, while the hot values a newcomer displaced are held out of the map still
-//!   charged, until they are released or put back (`contest`).
+//!   takes the charge and releases it — the hot values a newcomer displaced too, though they
+//!   are only held out of the map until its frequency contest decides, and reserve their
+//!   charge again if they are put back (`store.rs`). So the entry budget's `used` is the sum of
+//!   the charges of the resident values, at every moment outside those few instructions; a
+//!   value between its insertion and its reservation is resident uncharged.
+//! - Under pressure (once the frequency history exists) stores take `storing` from insertion
+//!   to reservation, so the policy decides each newcomer as it would one at a time: hits,
+//!   invalidations and reclamation do not wait for it.
 //! - A load that started before an invalidation never populates the map: the generation is
 //!   checked and the value stored under the read side of `fence`, while invalidation bumps the
 //!   generation under its write side and sweeps afterwards.
@@ -62,6 +66,12 @@ struct Accounting {
 impl Accounting {
     fn release_evicted(&self, charge: u64) {
         self.budget.release(charge);
+        self.count_evicted(charge);
+    }
+
+    /// Counts the eviction of a value whose `charge` was released when it left the map (a
+    /// contest's victim, [`Displaced`]).
+    fn count_evicted(&self, charge: u64) {
         let cause = if self.reclaiming.load(SeqCst) > 0 {
             EvictionCause::Reclaimed
         } else {
@@ -89,17 +99,19 @@ impl<K, V> Lifecycle<K, Cached<V>> for EvictionHook {
     }
 
     /// A hot value (or one that won a contest before) displaced by an insertion that contests
-    /// it is held back until the contest is decided ([`crate::frequency`]); any other is
-    /// released now.
+    /// it is held back until the contest is decided ([`crate::frequency`]), its charge released
+    /// now; any other is released now as an eviction.
     fn on_evict_hot(&self, state: &mut Displaced<K, V>, key: K, value: Cached<V>) {
-        if let Some(value) = state.hold(key, value, true) {
-            self.0.release_evicted(value.take_charge());
+        match state.hold(key, value, true) {
+            Ok(charge) => self.0.budget.release(charge),
+            Err(value) => self.0.release_evicted(value.take_charge()),
         }
     }
 
     fn on_evict_cold(&self, state: &mut Displaced<K, V>, key: K, value: Cached<V>) {
-        if let Some(value) = state.hold(key, value, false) {
-            self.0.release_evicted(value.take_charge());
+        match state.hold(key, value, false) {
+            Ok(charge) => self.0.budget.release(charge),
+            Err(value) => self.0.release_evicted(value.take_charge()),
         }
     }
 }
@@ -134,6 +146,9 @@ struct Inner<K: Hash + Eq + Clone, V> {
     flights: Flights<K, V>,
     /// Access history for admission under pressure.
     frequency: FrequencyAdmission,
+    /// Held by a store while the cache is under pressure (once the history exists), from its
+    /// insertion to its reservation: two stores' contests never interleave (`store_new`).
+    storing: parking_lot::Mutex<()>,
     /// Refresh-ahead: how long before its hard TTL a value is due (0: refresh-ahead is off),
     /// the stored refresher, the node's bound and this cache's counters.
     margin_nanos: u64,
@@ -243,6 +258,7 @@ where
             fence: RwLock::new(()),
             flights: Flights::new(),
             frequency: FrequencyAdmission::default(),
+            storing: parking_lot::Mutex::new(()),
         });
         let weak: Weak<Inner<K, V>> = Arc::downgrade(&inner);
         governor.register(weak);

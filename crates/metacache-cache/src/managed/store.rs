@@ -2,11 +2,20 @@
 //! insertion that lets quick_cache evict colder values of the cache for it, and the frequency
 //! contest when it displaced hot ones (`crate::frequency`).
 //!
-//! Invariant: a value is resident uncharged (charge 0) only between its insertion and its
-//! reservation, and displaced values are held out of the map still charged only while a
-//! contest is decided; both under the fence's read side. Whoever makes charged bytes
-//! evictable again (a value stored, victims put back) checks the levels above for a limit
-//! lowered meanwhile: reclamation cannot evict what is not in the map.
+//! Invariants: a value is resident uncharged (charge 0) only between its insertion and its
+//! reservation, and displaced values are held out of the map, uncharged, only while a contest
+//! is decided; both under the fence's read side. Under pressure the whole of a new key's store
+//! (insertion, contest, reservation) holds the cache's `storing` lock: the budget has room for
+//! a newcomer exactly when the map made room for it, never short by another store's victims,
+//! and no store finds the room another's contest is about to give back. Whoever makes charged
+//! bytes evictable again (a value stored, victims put back) checks the levels above for a
+//! limit lowered meanwhile: reclamation cannot evict what is not in the map.
+//!
+//! Without that lock, four threads storing into a cache held at an eighth of an evenly read
+//! set refused a fifth of their stores as `budget_exceeded` (the victims of another store's
+//! contest were still charged), each refusal reclaimed 1/32 of the limit, and the newcomers let
+//! into the room so freed held the hit ratio at 0.18 where one thread gets 0.245
+//! (docs/benchmarks.md, "Concurrent stores under a binding limit").
 
 use std::hash::Hash;
 use std::sync::atomic::Ordering::SeqCst;
@@ -165,6 +174,9 @@ where
         charge: u64,
     ) -> std::result::Result<Stored, Rejection> {
         let budget = &self.accounting.budget;
+        // Before the history exists nothing is contested and the budget has room for every
+        // value the map does: stores of a cache filling up run side by side.
+        let _storing = (self.frequency.words() > 0).then(|| self.storing.lock());
         // Taken before this request is recorded ([`crate::frequency`]).
         let seen = self.frequency.seen(&key);
         // quick_cache evicts before it links a new key (a value stored through a placeholder
@@ -172,15 +184,19 @@ where
         let mut displaced = Displaced::collecting();
         self.map
             .insert_with_lifecycle(key.clone(), value.clone(), &mut displaced);
-        let admitted = displaced.hot.is_empty() || self.contest(&key, value, displaced.hot);
+        let outcome = if displaced.hot.is_empty() {
+            Ok(())
+        } else {
+            self.contest(&key, value, displaced.hot)
+        };
         if displaced.evicted {
             // Under pressure: the history starts here, if the contest did not start it (the
             // first contest admits: there is no history to decide it yet).
             self.frequency.start(self.map.len());
         }
         self.frequency.record(&key);
-        if !admitted {
-            return Ok(Stored::Declined);
+        if let Err(lost) = outcome {
+            return Ok(lost);
         }
         if seen {
             // A key asked for before enters the cold ring referenced, as if read once more:
@@ -209,38 +225,72 @@ where
     }
 
     /// Decides whether `value`, just inserted under `key`, stays although it displaced the hot
-    /// values `displaced` (still charged, out of the map). The winner's side stays: either the
-    /// displaced values are released as evictions, or `value` leaves (counted as an eviction,
-    /// as a candidate refused by TinyLFU is) and they are put back.
-    fn contest(&self, key: &K, value: &Cached<V>, displaced: Vec<(K, Cached<V>)>) -> bool {
+    /// values `displaced` (out of the map, their charges released, each with what it held).
+    /// The winner's side stays: either the displaced values are counted as evictions (`Ok`), or
+    /// `value` leaves (counted as an eviction, as a candidate refused by TinyLFU is:
+    /// [`Stored::Declined`]) and they are put back, each reserving its charge again — as they
+    /// are if `value` left the map before the decision ([`Stored::Superseded`]).
+    fn contest(
+        &self,
+        key: &K,
+        value: &Cached<V>,
+        displaced: Vec<(K, Cached<V>, u64)>,
+    ) -> Result<(), Stored> {
         let counters = &self.accounting.counters;
         let accesses = counters.hits.get() + CacheCounters::read(&counters.misses);
-        let victims = displaced.iter().map(|(victim, _)| victim);
+        let victims = displaced.iter().map(|(victim, _, _)| victim);
         let admitted = self
             .frequency
             .admits(key, victims, self.map.len(), accesses);
-        // A value removed meanwhile (invalidated, replaced) has nothing left to contest.
-        if admitted || self.map.remove_if(key, |v| v.ptr_eq(value)).is_none() {
-            for (_, victim) in displaced {
-                self.accounting.release_evicted(victim.take_charge());
+        let lost = if !self.holds(key, value) {
+            // Gone already (reclaimed, expired, or replaced by a newer value of its key
+            // meanwhile): the room made for it goes back to its victims.
+            Stored::Superseded
+        } else if admitted {
+            for (_, _, charge) in displaced {
+                self.accounting.count_evicted(charge);
             }
-            return true;
-        }
-        counters.evicted(EvictionCause::Size);
-        for (victim_key, victim) in displaced {
-            // They fit: each left to make room for `value`, which is gone. A key stored again
-            // meanwhile keeps its newer value.
-            if &victim_key != key && self.map.peek(&victim_key).is_none() {
-                victim.set_defended();
-                self.map.insert(victim_key, victim);
-            } else {
-                self.accounting.release_evicted(victim.take_charge());
+            return Ok(());
+        } else {
+            if self.map.remove_if(key, |v| v.ptr_eq(value)).is_some() {
+                counters.evicted(EvictionCause::Size);
+            }
+            Stored::Declined
+        };
+        let budget = &self.accounting.budget;
+        for (victim_key, victim, charge) in displaced {
+            // A key stored again meanwhile keeps its newer value.
+            if &victim_key == key || self.map.peek(&victim_key).is_some() {
+                self.accounting.count_evicted(charge);
+                continue;
+            }
+            victim.set_defended();
+            self.map.insert(victim_key.clone(), victim.clone());
+            // It fits in this cache's own bounds (it left to make room for `value`, which is
+            // gone); a shared level may have lent the room to another cache meanwhile.
+            match budget.try_reserve(charge) {
+                Ok(()) => {
+                    victim.set_charge(charge);
+                    if !self.holds(&victim_key, &victim) {
+                        budget.release(victim.take_charge());
+                    }
+                }
+                Err(_) => {
+                    // Unless something evicted it meanwhile (the hook counted that).
+                    if self
+                        .map
+                        .remove_if(&victim_key, |v| v.ptr_eq(&victim))
+                        .is_some()
+                    {
+                        self.accounting.count_evicted(charge);
+                    }
+                }
             }
         }
         // A limit lowered while they were out of the map asked for reclamation that could not
         // evict them (a pass that frees nothing gives up): ask again now that they are back.
-        self.accounting.budget.reclaim_if_over_limit();
-        false
+        budget.reclaim_if_over_limit();
+        Err(lost)
     }
 
     /// Whether `value` itself (not a later value of the same key) is resident under `key`.
