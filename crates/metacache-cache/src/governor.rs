@@ -7,7 +7,7 @@
 //! admission, until a low watermark 1/32 of the level's limit below it. Expired values go in the
 //! worker's periodic sweep, which skips caches where nothing has expired yet.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -77,9 +77,10 @@ pub struct ReclaimStats {
 
 struct Shared {
     ledger: Ledger,
-    /// Where every cache's quota advisor is charged: a level under the node whose limit is a
-    /// share of the node's ([`advisors_limit`]), so that advisors never take more than that.
-    advisors: Arc<Budget>,
+    /// Where every cache's quota advisor is charged (a level under the node whose limit is a
+    /// share of the node's, [`advisors_limit`], so that advisors never take more than that), and
+    /// what that leaves the caches' values.
+    share: Arc<NodeShare>,
     clock: Clock,
     caches: Mutex<Vec<Weak<dyn Reclaimable>>>,
     /// Serialises reclamation: the worker and [`MemoryGovernor::reclaim_now`] never run at once.
@@ -117,11 +118,14 @@ impl MemoryGovernor {
     pub fn with_options(options: GovernorOptions) -> Self {
         let ledger = Ledger::new(options.node_limit);
         let shared = Arc::new(Shared {
-            advisors: Arc::clone(ledger.node()).child(
-                Level::Catalog,
-                "#advisors",
-                Some(advisors_limit(options.node_limit)),
-            ),
+            share: Arc::new(NodeShare {
+                advisors: Arc::clone(ledger.node()).child(
+                    Level::Catalog,
+                    "#advisors",
+                    Some(advisors_limit(options.node_limit)),
+                ),
+                advising: AtomicBool::new(false),
+            }),
             ledger,
             clock: options.clock,
             caches: Mutex::new(Vec::new()),
@@ -210,7 +214,10 @@ impl MemoryGovernor {
     /// cache re-weighs its values for the new limit (see [`Reclaimable::rescale`]).
     pub fn set_node_limit(&self, limit: Option<u64>) {
         self.node().set_limit(limit);
-        self.shared.advisors.set_limit(Some(advisors_limit(limit)));
+        self.shared
+            .share
+            .advisors
+            .set_limit(Some(advisors_limit(limit)));
         for cache in self.shared.live() {
             cache.rescale();
         }
@@ -218,7 +225,23 @@ impl MemoryGovernor {
 
     /// The level every quota advisor of the node is charged under ([`advisors_limit`]).
     pub fn advisors_budget(&self) -> &Arc<Budget> {
-        &self.shared.advisors
+        &self.shared.share.advisors
+    }
+
+    /// What the node leaves its caches' values ([`NodeShare`]).
+    pub(crate) fn share(&self) -> &Arc<NodeShare> {
+        &self.shared.share
+    }
+
+    /// A cache with a quota advisor is being built: from the first, every cache of the node
+    /// leaves the advisors' share of the node limit out of its map ([`NodeShare`]), and those
+    /// built before are rescaled.
+    pub(crate) fn start_advising(&self) {
+        if !self.shared.share.advising.swap(true, SeqCst) {
+            for cache in self.shared.live() {
+                cache.rescale();
+            }
+        }
     }
 
     /// A new catalog budget under the node.
@@ -271,6 +294,40 @@ impl Drop for MemoryGovernor {
                 tracing::error!("the quota advisor thread panicked");
             }
         }
+    }
+}
+
+/// What a node limit leaves the caches' values. Quota advisors are charged under the node, in a
+/// level of their own that holds at most [`advisors_limit`]; a map that took the node's whole
+/// limit as its capacity would fill it, and the node's ledger would then refuse its stores for
+/// room the map believes it has (each refusal reclaiming 1/32 of the limit: under a binding node
+/// limit, reclamation rather than the policy chose what stayed — docs/benchmarks.md, "Memory
+/// under a binding limit"). So once any advisor runs on the node, a map counts the node's limit
+/// less the advisors' share; a node without advisors lends its caches the whole limit.
+pub(crate) struct NodeShare {
+    advisors: Arc<Budget>,
+    /// Set when the node's first advisor is built; never cleared (a share left idle after the
+    /// last advisor went costs room, not correctness).
+    advising: AtomicBool,
+}
+
+impl NodeShare {
+    /// The limit a cache's values may fill under `budget`: the least limit of its chain, the
+    /// node's counted less the advisors' share once any advisor runs (`None`: no limit).
+    pub(crate) fn values_limit(&self, budget: &Budget) -> Option<u64> {
+        let advising = self.advising.load(SeqCst);
+        budget
+            .chain()
+            .filter_map(|level| {
+                let limit = level.limit()?;
+                Some(if advising && level.level() == Level::Node {
+                    let share = self.advisors.limit().unwrap_or(0);
+                    limit.saturating_sub(share).max(1)
+                } else {
+                    limit
+                })
+            })
+            .min()
     }
 }
 
@@ -415,5 +472,53 @@ impl Shared {
             "reclaimed metadata cache memory"
         );
         freed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn share(ledger: &Ledger, node_limit: Option<u64>) -> NodeShare {
+        NodeShare {
+            advisors: Arc::clone(ledger.node()).child(
+                Level::Catalog,
+                "#advisors",
+                Some(advisors_limit(node_limit)),
+            ),
+            advising: AtomicBool::new(false),
+        }
+    }
+
+    #[test]
+    fn the_node_leaves_its_advisors_their_share_once_one_runs() {
+        let ledger = Ledger::new(Some(64 << 20));
+        let share = share(&ledger, Some(64 << 20));
+        let catalog = Arc::clone(ledger.node()).child(Level::Catalog, "c", None);
+        let entry = catalog.child(Level::Entry, "e", None);
+        assert_eq!(share.values_limit(&entry), Some(64 << 20), "no advisor yet");
+        share.advising.store(true, SeqCst);
+        assert_eq!(
+            share.values_limit(&entry),
+            Some(60 << 20),
+            "less a sixteenth"
+        );
+        let small = Arc::clone(ledger.node()).child(Level::Catalog, "s", Some(8 << 20));
+        let entry = small.child(Level::Entry, "e", None);
+        assert_eq!(
+            share.values_limit(&entry),
+            Some(8 << 20),
+            "a tighter catalog binds"
+        );
+    }
+
+    #[test]
+    fn without_a_node_limit_there_is_no_share_to_leave() {
+        let ledger = Ledger::new(None);
+        let share = share(&ledger, None);
+        share.advising.store(true, SeqCst);
+        let catalog = Arc::clone(ledger.node()).child(Level::Catalog, "c", Some(1 << 20));
+        assert_eq!(share.values_limit(ledger.node()), None);
+        assert_eq!(share.values_limit(&catalog), Some(1 << 20));
     }
 }

@@ -138,3 +138,57 @@ async fn the_background_worker_reclaims_without_being_asked() {
     }
     assert!(node.governor.node().used() <= 10 * fill_charge("k", 1000));
 }
+
+/// A cache bound by the node limit with its quota advisor on: the advisor's bytes are charged
+/// under the node too, so a map that counted the whole node limit as its own filled it and the
+/// node then refused its stores for room the map believed it had, each refusal reclaiming 1/32
+/// of the limit — reclamation, not the policy, chose what stayed. The map leaves the advisors'
+/// share of the node instead.
+#[tokio::test]
+async fn under_a_node_limit_a_cache_leaves_the_advisors_their_share() {
+    let limit = 4 << 20;
+    let node = node(Some(limit));
+    let catalog = catalog(&node, "advised", None);
+    let share = metacache_cache::advisors_limit(Some(limit));
+    // A sample small enough for the advisors' share of a 4 MiB node (256 KiB).
+    let advisor = Some(metacache_cache::AdvisorOptions {
+        sample_keys: 256,
+        ..metacache_cache::AdvisorOptions::default()
+    });
+    let cache = cache::<Blob>(
+        &node,
+        &catalog,
+        config("blobs", None, 1_000_000).with_advisor(advisor),
+    );
+    // Put-only, every key as rare as the next: what a look-aside writer with key churn sends.
+    let keys = 4 * limit / 1024;
+    let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+    for i in 0..(10 * keys) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        cache.insert(format!("k{:06}", seed % keys), Blob(1024));
+        if i % 128 == 0 {
+            cache.advise_now();
+        }
+    }
+    node.governor.reclaim_now();
+    let stats = cache.stats();
+    assert!(
+        cache.advisor_bytes() > 0,
+        "the advisor holds bytes under the node"
+    );
+    assert_eq!(stats.weight_reject_count, 0, "stores refused: {stats:?}");
+    let reclaimed = metacache_cache::EvictionCause::Reclaimed.index();
+    assert_eq!(
+        stats.evictions_by_cause[reclaimed], 0,
+        "reclamation chose what stayed: {stats:?}"
+    );
+    let room = limit - share;
+    let used = cache.budget().used();
+    assert!(
+        used <= room,
+        "the values fill what the advisors leave: {used} of {room}"
+    );
+    assert!(used > room * 9 / 10, "and all of it: {used} of {room}");
+}

@@ -31,7 +31,8 @@ where
     pub fn advice(&self) -> Option<Advice> {
         let inner = &*self.inner;
         let advisor = inner.advisor.as_ref()?;
-        let limit = inner.accounting.budget.effective_limit();
+        // What the map may fill: under a node limit, less the advisors' share of it.
+        let limit = inner.share.values_limit(&inner.accounting.budget);
         let advice = advisor.advice(inner.served(), limit, inner.clock.now_nanos());
         inner.mark_newly_sampled();
         Some(advice)

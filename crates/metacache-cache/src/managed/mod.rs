@@ -46,6 +46,7 @@ use crate::contain::contained;
 use crate::counters::{CacheCounters, heavy_tick};
 use crate::flight::{self, Flights, Role};
 use crate::frequency::{Displaced, FrequencyAdmission};
+use crate::governor::NodeShare;
 use crate::scale::{Scale, SlotWeighter};
 use crate::slot::NEVER;
 use crate::{
@@ -149,6 +150,8 @@ struct Inner<K: Hash + Eq + Clone, V> {
     /// Held by a store while the cache is under pressure (once the history exists), from its
     /// insertion to its reservation: two stores' contests never interleave (`store_new`).
     storing: parking_lot::Mutex<()>,
+    /// What the node leaves the values of its caches (the map's capacity follows it).
+    share: Arc<NodeShare>,
     /// Refresh-ahead: how long before its hard TTL a value is due (0: refresh-ahead is off),
     /// the stored refresher, the node's bound and this cache's counters.
     margin_nanos: u64,
@@ -195,7 +198,12 @@ where
             evicted_bytes: AtomicU64::new(0),
             reclaiming: AtomicUsize::new(0),
         });
-        let scale = Scale::new(accounting.budget.effective_limit(), config.capacity);
+        let advised = config.advisor.is_some() && config.effectively_enabled();
+        if advised {
+            governor.start_advising();
+        }
+        let share = Arc::clone(governor.share());
+        let scale = Scale::new(share.values_limit(&accounting.budget), config.capacity);
         let map = new_map(
             &scale,
             config.capacity,
@@ -259,6 +267,7 @@ where
             flights: Flights::new(),
             frequency: FrequencyAdmission::default(),
             storing: parking_lot::Mutex::new(()),
+            share,
         });
         let weak: Weak<Inner<K, V>> = Arc::downgrade(&inner);
         governor.register(weak);

@@ -105,7 +105,7 @@ where
 
     fn rescale(&self) {
         let scale = Scale::new(
-            self.accounting.budget.effective_limit(),
+            self.share.values_limit(&self.accounting.budget),
             self.config.capacity,
         );
         {
