@@ -21,6 +21,7 @@
 //!   refresher under its lock and spawns the refresh (`refresh.rs`). Leases (`lease.rs`) live
 //!   in a table of their own, locked only by misses and puts of the look-aside API.
 
+mod accounting;
 mod advise;
 mod invalidate;
 mod lease;
@@ -38,86 +39,21 @@ use metacache_estimate::EstimateSize;
 use metacache_ledger::{Budget, Level};
 use parking_lot::RwLock;
 use quick_cache::sync::Cache;
-use quick_cache::{DefaultHashBuilder, Equivalent, Lifecycle, OptionsBuilder};
+use quick_cache::{DefaultHashBuilder, Equivalent, OptionsBuilder};
 
 use crate::admission::Admission;
 use crate::advice::{Advisor, Policy};
 use crate::contain::contained;
 use crate::counters::{CacheCounters, heavy_tick};
 use crate::flight::{self, Flights, Role};
-use crate::frequency::{Displaced, FrequencyAdmission};
+use crate::frequency::FrequencyAdmission;
 use crate::governor::NodeShare;
 use crate::scale::{Scale, SlotWeighter};
 use crate::slot::NEVER;
 use crate::{
     CacheConfig, CacheStats, Cached, Clock, Error, EvictionCause, Expiry, MemoryGovernor, Result,
 };
-
-/// The budget and counters, shared with the eviction hook that lives inside the map.
-struct Accounting {
-    budget: Arc<Budget>,
-    counters: CacheCounters,
-    /// Bytes released by capacity evictions, for reclamation to measure its progress.
-    evicted_bytes: AtomicU64,
-    /// Reclamation rounds under way: evictions meanwhile are counted as `reclaimed` (one that
-    /// the cache's own bounds caused at that very moment is counted there too).
-    reclaiming: AtomicUsize,
-}
-
-impl Accounting {
-    fn release_evicted(&self, charge: u64) {
-        self.budget.release(charge);
-        self.count_evicted(charge);
-    }
-
-    /// Counts the eviction of a value whose `charge` was released when it left the map (a
-    /// contest's victim, [`Displaced`]).
-    fn count_evicted(&self, charge: u64) {
-        let cause = if self.reclaiming.load(SeqCst) > 0 {
-            EvictionCause::Reclaimed
-        } else {
-            EvictionCause::Size
-        };
-        self.counters.evicted(cause);
-        CacheCounters::add(&self.evicted_bytes, charge);
-    }
-}
-
-/// Releases the charge of every value quick_cache evicts (capacity or reclamation).
-struct EvictionHook(Arc<Accounting>);
-
-impl Clone for EvictionHook {
-    fn clone(&self) -> Self {
-        Self(Arc::clone(&self.0))
-    }
-}
-
-impl<K, V> Lifecycle<K, Cached<V>> for EvictionHook {
-    type RequestState = Displaced<K, V>;
-
-    fn on_evict(&self, _: &mut Displaced<K, V>, _key: K, value: Cached<V>) {
-        self.0.release_evicted(value.take_charge());
-    }
-
-    /// A hot value (or one that won a contest before) displaced by an insertion that contests
-    /// it is held back until the contest is decided ([`crate::frequency`]), its charge released
-    /// now; any other is released now as an eviction.
-    fn on_evict_hot(&self, state: &mut Displaced<K, V>, key: K, value: Cached<V>) {
-        match state.hold(key, value, true) {
-            Ok(charge) => self.0.budget.release(charge),
-            Err(value) => self.0.release_evicted(value.take_charge()),
-        }
-    }
-
-    fn on_evict_cold(&self, state: &mut Displaced<K, V>, key: K, value: Cached<V>) {
-        match state.hold(key, value, false) {
-            Ok(charge) => self.0.budget.release(charge),
-            Err(value) => self.0.release_evicted(value.take_charge()),
-        }
-    }
-}
-
-type Map<K, V> = Cache<K, Cached<V>, SlotWeighter, DefaultHashBuilder, EvictionHook>;
+use accounting::{Accounting, EvictionHook, Map};
 
 /// What became of a value offered to the map without a weight rejection.
 enum Stored {
