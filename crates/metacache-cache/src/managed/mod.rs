@@ -134,17 +134,6 @@ where
             evicted_bytes: AtomicU64::new(0),
             reclaiming: AtomicUsize::new(0),
         });
-        let advised = config.advisor.is_some() && config.effectively_enabled();
-        if advised {
-            governor.start_advising();
-        }
-        let share = Arc::clone(governor.share());
-        let scale = Scale::new(share.values_limit(&accounting.budget), config.capacity);
-        let map = new_map(
-            &scale,
-            config.capacity,
-            EvictionHook(Arc::clone(&accounting)),
-        );
         let margin_nanos = match config.ttl {
             Some(ttl) if config.auto_refresh && config.expiry == Expiry::AfterWrite => {
                 u64::try_from(crate::refresh::margin(ttl).as_nanos()).unwrap_or(0)
@@ -163,7 +152,8 @@ where
                 };
                 // Charged under the node's advisors level, not the cache's catalog: the map
                 // sizes itself by the catalog's and entry's limits, and bytes the advisor held
-                // under them would leave the map believing in room the ledger refuses.
+                // under them would leave the map believing in room the ledger refuses (of the
+                // node's limit, the map leaves the advisors' share: `NodeShare`).
                 let name = format!("{}#advisor", config.entry_name);
                 let budget = governor.advisors_budget().child(Level::Entry, name, None);
                 Advisor::new(
@@ -174,6 +164,16 @@ where
                     governor.advisor_half_life(),
                 )
             });
+        if advisor.is_some() {
+            governor.start_advising();
+        }
+        let share = Arc::clone(governor.share());
+        let scale = Scale::new(share.values_limit(&accounting.budget), config.capacity);
+        let map = new_map(
+            &scale,
+            config.capacity,
+            EvictionHook(Arc::clone(&accounting)),
+        );
         let sample_keys = advisor
             .as_ref()
             .and(config.advisor)
