@@ -10,8 +10,8 @@
 //!   the charges of the resident values, at every moment outside those few instructions; a
 //!   value between its insertion and its reservation is resident uncharged.
 //! - Under pressure (once the frequency history exists) stores take `storing` from insertion
-//!   to reservation, so the policy decides each newcomer as it would one at a time: hits,
-//!   invalidations and reclamation do not wait for it.
+//!   to reservation (a replacement too), so the policy decides each newcomer as it would one at
+//!   a time: hits, invalidations and reclamation do not wait for it.
 //! - A load that started before an invalidation never populates the map: the generation is
 //!   checked and the value stored under the read side of `fence`, while invalidation bumps the
 //!   generation under its write side and sweeps afterwards.
@@ -84,7 +84,8 @@ struct Inner<K: Hash + Eq + Clone, V> {
     /// Access history for admission under pressure.
     frequency: FrequencyAdmission,
     /// Held by a store while the cache is under pressure (once the history exists), from its
-    /// insertion to its reservation: two stores' contests never interleave (`store_new`).
+    /// insertion (or replacement) to its reservation: two stores' contests never interleave,
+    /// and a replacement never meets another store's newcomer before it is charged (`store`).
     storing: parking_lot::Mutex<()>,
     /// What the node leaves the values of its caches (the map's capacity follows it).
     share: Arc<NodeShare>,

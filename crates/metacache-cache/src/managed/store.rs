@@ -4,10 +4,12 @@
 //!
 //! Invariants: a value is resident uncharged (charge 0) only between its insertion and its
 //! reservation, and displaced values are held out of the map, uncharged, only while a contest
-//! is decided; both under the fence's read side. Under pressure the whole of a new key's store
-//! (insertion, contest, reservation) holds the cache's `storing` lock: the budget has room for
-//! a newcomer exactly when the map made room for it, never short by another store's victims,
-//! and no store finds the room another's contest is about to give back. Whoever makes charged
+//! is decided; both under the fence's read side. Under pressure the whole of a store (a new
+//! key's insertion, contest and reservation; a replacement) holds the cache's `storing` lock:
+//! the budget has room for a newcomer exactly when the map made room for it, never short by
+//! another store's victims, no store finds the room another's contest is about to give back,
+//! and no replacement meets a newcomer not charged yet. A value's charge is only ever taken
+//! (swapped for 0), never read and then cleared: whoever takes it releases it. Whoever makes charged
 //! bytes evictable again (a value stored, victims put back) checks the levels above for a
 //! limit lowered meanwhile: reclamation cannot evict what is not in the map.
 //!
@@ -115,6 +117,12 @@ where
         charge: u64,
     ) -> std::result::Result<Stored, Rejection> {
         let budget = &self.accounting.budget;
+        // Before the history exists nothing is contested and the budget has room for every
+        // value the map does: stores of a cache filling up run side by side. After, a
+        // replacement waits too: the value it replaces may be another store's newcomer, not
+        // charged yet, whose charge and this one's would both be counted for one resident
+        // until that store found its value gone.
+        let _storing = (self.frequency.words() > 0).then(|| self.storing.lock());
         let scale = *self.scale.lock();
         let weight = scale.weight(charge);
         let heaviest = scale.max_weight(self.map.num_shards());
@@ -130,16 +138,25 @@ where
         if self.map.peek(&key).is_none() {
             return self.store_new(key, value, charge);
         }
+        // The old value's charge is taken, not read: a newcomer resident uncharged (another
+        // store between its insertion and its reservation) may be charged at any moment, and
+        // a charge set between a read and a take would be taken here and never released; now
+        // it is set before (and taken here) or after (and released by that store, which finds
+        // its value gone).
+        let mut taken = 0;
         let entry = self.map.entry(&key, None, |_, existing| {
-            match budget.try_reserve_replacement(existing.charge(), charge) {
+            let old = existing.take_charge();
+            match budget.try_reserve_replacement(old, charge) {
                 Ok(replacement) => {
                     value.set_charge(charge);
-                    let old = std::mem::replace(existing, value.clone());
-                    old.take_charge();
+                    *existing = value.clone();
                     replacement.commit();
                     EntryAction::Retain(())
                 }
-                Err(_) => EntryAction::Remove,
+                Err(_) => {
+                    taken = old;
+                    EntryAction::Remove
+                }
             }
         });
         match entry {
@@ -152,7 +169,7 @@ where
             EntryResult::Removed(_, old) | EntryResult::Replaced(_, old) => {
                 // No room for both at once: the old value goes first, then `value` competes
                 // for room as a new one.
-                budget.release(old.take_charge());
+                budget.release(taken + old.take_charge());
             }
             // Unreachable without a timeout; if it were reached, `value` was not stored.
             EntryResult::Timeout => return Ok(Stored::Superseded),
@@ -166,7 +183,8 @@ where
     /// return ([`crate::frequency`]). Until the reservation it is resident uncharged (charge
     /// 0), which keeps the ledger equal to the sum of the residents' charges; if a shared level
     /// (group, catalog, node) still has no room, because other caches hold it, the value leaves
-    /// again and the refusal files a reclamation request.
+    /// again and the refusal files a reclamation request. The caller holds `storing` once the
+    /// frequency history exists ([`Inner::store`]).
     fn store_new(
         &self,
         key: K,
@@ -174,9 +192,6 @@ where
         charge: u64,
     ) -> std::result::Result<Stored, Rejection> {
         let budget = &self.accounting.budget;
-        // Before the history exists nothing is contested and the budget has room for every
-        // value the map does: stores of a cache filling up run side by side.
-        let _storing = (self.frequency.words() > 0).then(|| self.storing.lock());
         // Taken before this request is recorded ([`crate::frequency`]).
         let seen = self.frequency.seen(&key);
         // quick_cache evicts before it links a new key (a value stored through a placeholder
