@@ -9,6 +9,8 @@
 //! [TOP]` (defaults 0.042, the rate of a 4,096-key sample of the 100,000-key Zipf 0.6 trace;
 //! 0.6; 8; 0). With `TOP` the most requested `TOP` keys leave both traces: what the sample of
 //! the rest is worth once the hottest keys are counted apart (as the advisor's heavy keys are).
+//! `KEYS`, `ACCESSES` and `SEED` set the trace (defaults 100,000, 1,000,000, 1), `FROM` and
+//! `TO` the sizes as powers of two (defaults 20 and 29: 1 MiB–512 MiB).
 
 #![allow(clippy::print_stdout)] // the table is the output
 
@@ -28,7 +30,14 @@ fn main() {
     let alpha = args.get(1).copied().unwrap_or(0.6);
     let seeds = args.get(2).copied().unwrap_or(8.0).max(1.0) as u64;
     let top = args.get(3).copied().unwrap_or(0.0).max(0.0) as usize;
-    let mut trace = zipf(alpha, 100_000, 1_000_000, 1);
+    let env = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.replace('_', "").parse().ok())
+            .unwrap_or(default)
+    };
+    let (keys, accesses) = (env("KEYS", 100_000), env("ACCESSES", 1_000_000));
+    let mut trace = zipf(alpha, keys, accesses as usize, env("SEED", 1));
     if top > 0 {
         let mut counts = std::collections::HashMap::<u64, u64>::new();
         for &key in &trace {
@@ -58,12 +67,12 @@ fn main() {
         })
         .collect();
     println!(
-        "Zipf {alpha}, 100,000 keys, 1,000,000 requests less those of the {top} hottest keys; the \
+        "Zipf {alpha}, {keys} keys, {accesses} requests less those of the {top} hottest keys; the \
          real cache on {seeds} spatial samples at rate {rate} (scaled limits), minus the real \
          cache on every request\n"
     );
     println!("| size | exact | lowest | highest | every seed |\n|---|---|---|---|---|");
-    for shift in 20..=29 {
+    for shift in env("FROM", 20)..=env("TO", 29) {
         let size = 1u64 << shift;
         let exact = replay(&full, Some(size), None).0;
         let scaled = ((size as f64 * rate) as u64).max(1);
@@ -75,8 +84,8 @@ fn main() {
         let high = errors.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let each: Vec<String> = errors.iter().map(|e| format!("{e:+.3}")).collect();
         println!(
-            "| {} MiB | {exact:.3} | {low:+.3} | {high:+.3} | {} |",
-            size >> 20,
+            "| {} | {exact:.3} | {low:+.3} | {high:+.3} | {} |",
+            advice::human(size),
             each.join(" ")
         );
     }

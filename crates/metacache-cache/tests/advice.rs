@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::advice::{Case, Churn, Payload, cases, compare, errors, replay, value_bytes};
+use common::advice::{Case, Churn, Payload, cases, compare, errors, replay, value_bytes, zipf};
 use metacache_cache::{
     AdvisorOptions, CacheConfig, GovernorOptions, MAX_QUEUE_EVENTS, ManagedCache, MemoryGovernor,
     QUEUE_EVENTS,
@@ -106,6 +106,41 @@ fn a_key_counted_apart_takes_its_earlier_requests_with_it() {
     let bias = bias(&all);
     assert!(
         bias <= 0.012 && mae <= 0.013,
+        "the curve reads high: bias {bias:+.4}, MAE {mae:.4}: {all:#?}"
+    );
+}
+
+/// A sample that starts to bind loses the keys of the largest hashes, a quarter of the
+/// heaviest among them at a rate of 0.75; counted apart from then on, sampled or not, they take
+/// what they put into the miniatures' counts with them. Left there (scaled with the rest's),
+/// they raised the rest's ratio: on Zipf 1.2 the curve read 0.02–0.05 high from 1 MiB to 8 MiB.
+/// Five traces, for a mean signed error that one draw of the heavy keys' reports does not
+/// decide: ten runs measured −0.0019 to +0.0008 (MAE ≤ 0.0076), and +0.0019 to +0.0104 on the
+/// code before, eight of those ten over the bound (docs/benchmarks.md).
+#[test]
+fn heavy_keys_that_leave_as_the_sample_binds_take_their_hits_with_them() {
+    let options = AdvisorOptions {
+        sample_keys: 8192,
+        ..options()
+    };
+    let mut all = Vec::new();
+    for seed in [4, 41, 42, 43, 44] {
+        let case = Case::new("Zipf 1.2", zipf(1.2, 20_000, 200_000, seed));
+        let (compared, advice) = compare(&case, options, None, 2, 1);
+        let (mae, max) = errors(&compared);
+        eprintln!(
+            "Zipf 1.2, seed {seed}: bias {:+.4}, MAE {mae:.4}, max {max:.4}, rate {:.3}",
+            bias(&compared),
+            advice.sampling_rate
+        );
+        assert!(advice.sampling_rate > 0.5, "rate {}", advice.sampling_rate);
+        all.extend(compared);
+    }
+    let (mae, _) = errors(&all);
+    let bias = bias(&all);
+    eprintln!("bias {bias:+.4}, MAE {mae:.4}");
+    assert!(
+        bias <= 0.003 && mae <= 0.01,
         "the curve reads high: bias {bias:+.4}, MAE {mae:.4}: {all:#?}"
     );
 }

@@ -321,6 +321,17 @@ impl State {
             return;
         }
         self.forget(left);
+        if before == 1.0 {
+            // The sample binds from now on: the heavy keys leave the miniatures (while every
+            // key was sampled, the miniatures were exact and needed no heavy keys), with what
+            // their traces say they put into the counts — those that left the sample too:
+            // counted apart in full from now on, sampled or not, they would otherwise keep a
+            // part of their hits in the rest's ratio (the rescaling below stands for the keys
+            // that left by the average sampled key, and a heavy key is far from it). Left in,
+            // at a rate of 0.75 the curve read up to 0.05 high (docs/benchmarks.md).
+            let heavy = self.heavy.hottest();
+            self.counted_apart(&heavy);
+        }
         // The keys that left are the largest hashes: every key still sampled is below the
         // threshold.
         let threshold = self.sampler.threshold();
@@ -330,12 +341,6 @@ impl State {
             mini.keep(|key| key < threshold);
         }
         self.rescaled(before);
-        if before == 1.0 {
-            // The sample binds from now on: the heavy keys leave the miniatures (while every
-            // key was sampled, the miniatures were exact and needed no heavy keys).
-            let heavy = self.heavy.hottest();
-            self.counted_apart(&heavy);
-        }
     }
 
     /// The keys of `idle` left the sample, requested too little of late

@@ -11,6 +11,9 @@
 //! held) was wrong at small sizes, where a hot key is contested and does not always hit; so
 //! each miniature's own hits of the key are kept.
 //!
+//! When the sample starts to bind, every heavy key leaves the miniatures so, those that leave
+//! the sample at that moment included: they are counted apart in full from then on.
+//!
 //! Which keys: a sampled key from its [`TRACE_FROM`]-times-the-mean'th request (a key becomes
 //! heavy at [`super::heavy::HEAVIER_THAN_MEAN`] times the mean, so most of its requests are
 //! traced), dropped when it falls under half that or leaves the sample. At most

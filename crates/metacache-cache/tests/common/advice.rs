@@ -34,6 +34,28 @@ pub fn value_bytes(key: u64) -> u32 {
     (1024 + mix(key ^ 0xA5A5) % (15 * 1024 + 1)) as u32
 }
 
+/// How a trace's values weigh, fixed per key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sizes {
+    /// 1–16 KiB, evenly spread ([`value_bytes`]).
+    Even,
+    /// 256 B–16 KiB, log-uniform: as many values of 256–512 B as of 8–16 KiB, as a catalog's
+    /// small rows (a table's schema, a partition's name) and large ones (a file listing) mix.
+    LogUniform,
+}
+
+impl Sizes {
+    pub fn bytes(self, key: u64) -> u32 {
+        match self {
+            Sizes::Even => value_bytes(key),
+            Sizes::LogUniform => {
+                let unit = (mix(key ^ 0x5A5A) >> 11) as f64 / (1u64 << 53) as f64;
+                (256.0 * 64f64.powf(unit)) as u32
+            }
+        }
+    }
+}
+
 /// What the ledger charges a value of `key` (value, `u64` key, fixed overhead).
 pub fn charged(key: u64) -> u64 {
     u64::from(value_bytes(key)) + metacache_ledger::ACCOUNTING_OVERHEAD_BYTES + 8
@@ -185,6 +207,8 @@ pub struct Case {
     pub trace: Vec<u64>,
     /// Time between requests.
     pub step: Duration,
+    /// How the values weigh.
+    pub sizes: Sizes,
     pub ttl: Option<Duration>,
     pub expiry: Expiry,
     pub capacity: u64,
@@ -206,6 +230,7 @@ impl Case {
             name: name.into(),
             trace,
             step: Duration::from_millis(1),
+            sizes: Sizes::Even,
             ttl: None,
             expiry: Expiry::AfterWrite,
             capacity: 10_000_000,
@@ -223,6 +248,11 @@ impl Case {
         let half_life = half_life.max(1);
         self.half_life = Some(self.step * half_life as u32);
         self.measured_from = self.trace.len().saturating_sub(2 * half_life);
+        self
+    }
+
+    pub fn with_sizes(mut self, sizes: Sizes) -> Self {
+        self.sizes = sizes;
         self
     }
 
@@ -314,7 +344,7 @@ pub fn replay(
         }
         if (i + 1) % case.overlap == 0 || i + 1 == case.trace.len() {
             for key in loading.drain(..) {
-                cache.insert(key, Payload(value_bytes(key)));
+                cache.insert(key, Payload(case.sizes.bytes(key)));
             }
         }
     }
@@ -429,7 +459,7 @@ pub fn errors(compared: &[Compared]) -> (f64, f64) {
 }
 
 /// The traces of the accuracy table over about `keys` keys and `accesses` requests: Zipf
-/// α 0.6–1.2, with and without TTLs (after write and after access), a binding count
+/// α 0.6–1.2, keys read evenly with sizes spread 64-fold, with and without TTLs (after write and after access), a binding count
 /// capacity, a scan through a hot set, and a loop.
 pub fn cases(keys: u64, accesses: usize) -> Vec<Case> {
     let mean_charge = 9 * 1024;
@@ -440,6 +470,11 @@ pub fn cases(keys: u64, accesses: usize) -> Vec<Case> {
         Case::new("Zipf 0.8", zipf(0.8, keys, accesses, 2)),
         Case::new("Zipf 1.0", zipf(1.0, keys, accesses, 3)),
         Case::new("Zipf 1.2", zipf(1.2, keys, accesses, 4)),
+        Case::new(
+            "evenly read, 256 B–16 KiB log-uniform",
+            zipf(0.0, keys, accesses, 14),
+        )
+        .with_sizes(Sizes::LogUniform),
         Case::new("Zipf 1.0, TTL 120 s", zipf(1.0, keys, accesses, 5))
             .with_ttl(Duration::from_secs(120), Expiry::AfterWrite),
         Case::new(
