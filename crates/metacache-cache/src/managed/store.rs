@@ -9,9 +9,9 @@
 //! the budget has room for a newcomer exactly when the map made room for it, never short by
 //! another store's victims, no store finds the room another's contest is about to give back,
 //! and no replacement meets a newcomer not charged yet. A value's charge is only ever taken
-//! (swapped for 0), never read and then cleared: whoever takes it releases it. Whoever makes charged
-//! bytes evictable again (a value stored, victims put back) checks the levels above for a
-//! limit lowered meanwhile: reclamation cannot evict what is not in the map.
+//! (swapped for 0), never read and then cleared: whoever takes it releases it. Whoever makes
+//! charged bytes evictable again (a value stored, victims put back) checks the levels above
+//! for a limit lowered meanwhile: reclamation cannot evict what is not in the map.
 //!
 //! Without that lock, four threads storing into a cache held at an eighth of an evenly read
 //! set refused a fifth of their stores as `budget_exceeded` (the victims of another store's

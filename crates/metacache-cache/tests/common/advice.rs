@@ -459,8 +459,8 @@ pub fn errors(compared: &[Compared]) -> (f64, f64) {
 }
 
 /// The traces of the accuracy table over about `keys` keys and `accesses` requests: Zipf
-/// α 0.6–1.2, keys read evenly with sizes spread 64-fold, with and without TTLs (after write and after access), a binding count
-/// capacity, a scan through a hot set, and a loop.
+/// α 0.6–1.2, keys read evenly with sizes spread 64-fold, with and without TTLs (after write
+/// and after access), a binding count capacity, a scan through a hot set, and a loop.
 pub fn cases(keys: u64, accesses: usize) -> Vec<Case> {
     let mean_charge = 9 * 1024;
     let hot = keys / 10 * mean_charge;
