@@ -315,19 +315,15 @@ impl NodeShare {
     /// The limit a cache's values may fill under `budget`: the least limit of its chain, the
     /// node's counted less the advisors' share once any advisor runs (`None`: no limit).
     pub(crate) fn values_limit(&self, budget: &Budget) -> Option<u64> {
-        let advising = self.advising.load(SeqCst);
-        budget
-            .chain()
-            .filter_map(|level| {
-                let limit = level.limit()?;
-                Some(if advising && level.level() == Level::Node {
-                    let share = self.advisors.limit().unwrap_or(0);
-                    limit.saturating_sub(share).max(1)
-                } else {
-                    limit
-                })
-            })
-            .min()
+        let limit = budget.effective_limit();
+        if !self.advising.load(SeqCst) {
+            return limit;
+        }
+        let node = budget.ancestor(Level::Node).and_then(Budget::limit);
+        let share = self.advisors.limit().unwrap_or(0);
+        // The node's limit is one of those `limit` is the least of.
+        let left = node.map(|node| node.saturating_sub(share).max(1));
+        limit.map(|limit| left.map_or(limit, |left| limit.min(left)))
     }
 }
 

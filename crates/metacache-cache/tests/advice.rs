@@ -77,29 +77,13 @@ fn predicted_curves_follow_exact_replays_of_the_real_cache() {
 /// the binary").
 #[test]
 fn a_key_counted_apart_takes_its_earlier_requests_with_it() {
-    let options = AdvisorOptions {
-        sample_keys: 8192,
-        ..options()
-    };
     let mut all = Vec::new();
     for case in cases(20_000, 200_000) {
         if case.name != "Zipf 1.0" && case.name != "Zipf 1.0, TTL 120 s" {
             continue;
         }
-        let (compared, advice) = compare(&case, options, None, 2, 1);
-        assert!(
-            advice.sampling_rate > 0.3 && advice.sampling_rate < 0.6,
-            "{}: rate {}",
-            case.name,
-            advice.sampling_rate
-        );
-        let (mae, max) = errors(&compared);
-        eprintln!(
-            "{}: bias {:+.4}, MAE {mae:.4}, max {max:.4}, rate {:.3}",
-            case.name,
-            bias(&compared),
-            advice.sampling_rate
-        );
+        let (compared, rate) = sampled_at_8192(&case, &case.name);
+        assert!(rate > 0.3 && rate < 0.6, "{}: rate {rate}", case.name);
         all.extend(compared);
     }
     let (mae, _) = errors(&all);
@@ -119,21 +103,11 @@ fn a_key_counted_apart_takes_its_earlier_requests_with_it() {
 /// code before, eight of those ten over the bound (docs/benchmarks.md).
 #[test]
 fn heavy_keys_that_leave_as_the_sample_binds_take_their_hits_with_them() {
-    let options = AdvisorOptions {
-        sample_keys: 8192,
-        ..options()
-    };
     let mut all = Vec::new();
     for seed in [4, 41, 42, 43, 44] {
         let case = Case::new("Zipf 1.2", zipf(1.2, 20_000, 200_000, seed));
-        let (compared, advice) = compare(&case, options, None, 2, 1);
-        let (mae, max) = errors(&compared);
-        eprintln!(
-            "Zipf 1.2, seed {seed}: bias {:+.4}, MAE {mae:.4}, max {max:.4}, rate {:.3}",
-            bias(&compared),
-            advice.sampling_rate
-        );
-        assert!(advice.sampling_rate > 0.5, "rate {}", advice.sampling_rate);
+        let (compared, rate) = sampled_at_8192(&case, &format!("Zipf 1.2, seed {seed}"));
+        assert!(rate > 0.5, "rate {rate}");
         all.extend(compared);
     }
     let (mae, _) = errors(&all);
@@ -143,6 +117,23 @@ fn heavy_keys_that_leave_as_the_sample_binds_take_their_hits_with_them() {
         bias <= 0.003 && mae <= 0.01,
         "the curve reads high: bias {bias:+.4}, MAE {mae:.4}: {all:#?}"
     );
+}
+
+/// `case` advised from a sample of 8,192 keys (unlimited), against one exact replay a size,
+/// printed as `label` with its signed and absolute errors: the compared points and the rate.
+fn sampled_at_8192(case: &Case, label: &str) -> (Vec<common::advice::Compared>, f64) {
+    let options = AdvisorOptions {
+        sample_keys: 8192,
+        ..options()
+    };
+    let (compared, advice) = compare(case, options, None, 2, 1);
+    let (mae, max) = errors(&compared);
+    eprintln!(
+        "{label}: bias {:+.4}, MAE {mae:.4}, max {max:.4}, rate {:.3}",
+        bias(&compared),
+        advice.sampling_rate
+    );
+    (compared, advice.sampling_rate)
 }
 
 /// The mean of the predictions' signed errors against the replays' mean.

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::advice::mix;
+use common::advice::{log_uniform, mix};
 use common::*;
 use metacache_cache::{Admission, ManagedCache};
 
@@ -196,8 +196,7 @@ async fn a_cache_filled_by_a_scan_takes_in_the_keys_asked_for_next() {
 
 /// Values of 256 B – 16 KiB, log-uniform by key (as `scripts/advice-lookaside.sh` sends).
 fn spread_size(i: usize) -> u64 {
-    let unit = (mix(i as u64 ^ 0x51ED) >> 11) as f64 / (1u64 << 53) as f64;
-    (256.0 * 64f64.powf(unit)) as u64
+    u64::from(log_uniform(i as u64 ^ 0x51ED))
 }
 
 /// Get-or-insert of an evenly read trace from `threads` threads (each every `threads`-th

@@ -48,12 +48,15 @@ impl Sizes {
     pub fn bytes(self, key: u64) -> u32 {
         match self {
             Sizes::Even => value_bytes(key),
-            Sizes::LogUniform => {
-                let unit = (mix(key ^ 0x5A5A) >> 11) as f64 / (1u64 << 53) as f64;
-                (256.0 * 64f64.powf(unit)) as u32
-            }
+            Sizes::LogUniform => log_uniform(key ^ 0x5A5A),
         }
     }
+}
+
+/// 256 B–16 KiB, log-uniform over `seed` (as `scripts/advice-lookaside.sh` sends).
+pub fn log_uniform(seed: u64) -> u32 {
+    let unit = (mix(seed) >> 11) as f64 / (1u64 << 53) as f64;
+    (256.0 * 64f64.powf(unit)) as u32
 }
 
 /// What the ledger charges a value of `key` (value, `u64` key, fixed overhead).
