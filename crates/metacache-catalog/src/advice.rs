@@ -1,17 +1,22 @@
 //! What the quota advisor says per catalog: each built cache's miss-ratio curve, the property
 //! that sets its limit, and the catalog's own curve — its caches sharing one limit.
 //!
-//! The catalog curve splits each size among the caches the way that serves the most requests
-//! (greedy on hits per byte over each cache's grid up to its working set, the last step taken in
-//! part: near-optimal for the concave curves caches have). That is the best a shared limit can
-//! do; reclamation, which evicts the coldest values of the largest caches, reaches it once the
-//! limit holds a good part of every cache's working set, and falls short below (measured on the
-//! sample catalogs in docs/benchmarks.md).
+//! The catalog's points answer what `meta.cache.max-weight` alone does: its caches, none
+//! limited on its own, competing for one limit through reclamation — modelled with a residence
+//! time common to them ([`shared`]). Each point also carries the best split of its size among
+//! the caches (greedy on hits per byte over each cache's grid up to its working set, the last
+//! step taken in part: near-optimal for the concave curves caches have) and what that split
+//! predicts: the most a catalog's bytes can do, reached by giving each cache its share as its
+//! own limit. A bare limit reaches it once it holds a good part of every cache's working set,
+//! and falls short below (measured on the sample catalogs in docs/benchmarks.md).
 
 use metacache_cache::{Advice, AdvicePoint};
 use metacache_ledger::size::CATALOG_MAX_WEIGHT_KEY;
 
 use crate::Catalog;
+
+mod shared;
+mod split;
 
 /// One cache's advice, or the catalog's (`entry_name` `None`).
 #[derive(Debug, Clone, PartialEq)]
@@ -30,9 +35,9 @@ pub struct AdviceRow {
     pub limit: Option<u64>,
     /// The curve and what it rests on.
     pub advice: Advice,
-    /// On the catalog's row: for each point of its curve, the bytes of that size each cache
-    /// row before it gets in the split (in their order); empty on a cache's row.
-    pub split: Vec<Vec<u64>>,
+    /// On the catalog's row: for each point of its curve, the best split of that size among
+    /// the cache rows before it; empty on a cache's row.
+    pub split: Vec<SplitPoint>,
 }
 
 impl Catalog {
@@ -71,8 +76,11 @@ impl Catalog {
         } else {
             0.0
         };
-        let (points, split): (Vec<AdvicePoint>, Vec<Vec<u64>>) =
-            combine(&curves, uncached_per_minute).into_iter().unzip();
+        let (points, split): (Vec<AdvicePoint>, Vec<SplitPoint>) =
+            combine(&curves, uncached_per_minute)
+                .into_iter()
+                .map(|p| (p.shared, p.split))
+                .unzip();
         if !points.is_empty() {
             let sum = |f: fn(&Advice) -> u64| curves.iter().map(|a| f(a)).sum::<u64>();
             let advice = Advice {
@@ -101,15 +109,29 @@ impl Catalog {
     }
 }
 
+/// One point of a catalog's curve: what one shared limit of its size does (the caches with no
+/// limit of their own), and what its best split among the caches does.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CatalogPoint {
+    pub(crate) shared: AdvicePoint,
+    pub(crate) split: SplitPoint,
+}
+
+/// The best split of a catalog curve's size among its caches: a limit for each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplitPoint {
+    /// The hit rate the caches' curves predict when each holds its share.
+    pub hit_rate: f64,
+    /// The bytes each cache row before the catalog's gets, in their order.
+    pub shares: Vec<u64>,
+}
+
 /// The catalog's curve from its caches' curves: at each doubling size up to the sum of their
-/// working sets, the hit rate when that many bytes are split among them for the most hits, and
-/// the split (bytes per cache, in the order of `caches`), counting `uncached_per_minute` more
-/// requests that miss at every size (those of its caches that cache nothing: a disabled one has
-/// no curve, and its requests are loads all the same).
-pub(crate) fn combine(
-    caches: &[&Advice],
-    uncached_per_minute: f64,
-) -> Vec<(AdvicePoint, Vec<u64>)> {
+/// working sets, the hit rate of one shared limit of that size ([`shared`]) and of its best
+/// split among them, counting `uncached_per_minute` more requests that miss at every size
+/// (those of its caches that cache nothing: a disabled one has no curve, and its requests are
+/// loads all the same).
+pub(crate) fn combine(caches: &[&Advice], uncached_per_minute: f64) -> Vec<CatalogPoint> {
     let cached: f64 = caches
         .iter()
         .filter(|a| active(a))
@@ -129,6 +151,19 @@ pub(crate) fn combine(
         .iter()
         .map(|a| if active(a) { knots(a) } else { Vec::new() })
         .collect();
+    let occupants: Vec<shared::Occupant<'_>> = caches
+        .iter()
+        .zip(&curves)
+        .map(|(advice, knots)| shared::Occupant {
+            knots,
+            requests: if active(advice) {
+                advice.requests_per_minute
+            } else {
+                0.0
+            },
+            value_bytes: value_bytes(advice),
+        })
+        .collect();
     let total: u64 = curves
         .iter()
         .filter_map(|k| k.last().map(|k| k.bytes))
@@ -136,13 +171,40 @@ pub(crate) fn combine(
     let mut points = Vec::new();
     let mut size = smallest;
     loop {
-        points.push(split(caches, &curves, size, cached, requests));
+        let best = split::split(caches, &curves, size);
+        let held = shared::shares(&occupants, size);
+        let standings: Vec<split::Standing> = occupants
+            .iter()
+            .zip(&held)
+            .map(|(occupant, &bytes)| {
+                let below = occupant
+                    .knots
+                    .iter()
+                    .rev()
+                    .find(|k| k.bytes as f64 <= bytes);
+                (bytes as u64, occupant.rate(bytes), below.copied())
+            })
+            .collect();
+        points.push(CatalogPoint {
+            shared: split::point(caches, &standings, size, cached, requests),
+            split: SplitPoint {
+                hit_rate: split::point(caches, &best, size, cached, requests).hit_rate,
+                shares: best.iter().map(|s| s.0).collect(),
+            },
+        });
         if size >= total {
             break;
         }
         size = size.saturating_mul(2);
     }
     points
+}
+
+/// The mean bytes of one of `advice`'s values: its working set over the keys it estimates
+/// (the sampled ones over the rate); one value of the working set's bytes if none is sampled.
+fn value_bytes(advice: &Advice) -> f64 {
+    let keys = advice.sampled_keys as f64 / advice.sampling_rate.max(f64::MIN_POSITIVE);
+    (advice.working_set_bytes as f64 / keys.max(1.0)).max(1.0)
 }
 
 /// Whether a cache's curve takes part in the split: it has points and requests.
@@ -184,83 +246,6 @@ fn knots(advice: &Advice) -> Vec<Knot> {
     knots
 }
 
-/// The best split of `size` bytes: each cache starts with nothing; the move to a later point
-/// of a cache with the most hits per byte is taken while it fits, and the last move that does
-/// not fit is taken in part (its hit rate interpolated in bytes) — a fractional knapsack, which
-/// is optimal where curves are concave, and moves that skip a flat stretch of a curve let it
-/// see past the steps small caches' curves have.
-fn split(
-    caches: &[&Advice],
-    curves: &[Vec<Knot>],
-    size: u64,
-    cached: f64,
-    requests: f64,
-) -> (AdvicePoint, Vec<u64>) {
-    // Each cache's next knot, and where it is now (bytes, hit rate, the knot it rests on).
-    let mut next = vec![0usize; caches.len()];
-    let mut now: Vec<(u64, f64, Option<Knot>)> = vec![(0, 0.0, None); caches.len()];
-    let mut used = 0u64;
-    loop {
-        let mut best: Option<(usize, usize, f64)> = None;
-        for (i, advice) in caches.iter().enumerate() {
-            let (bytes, rate, _) = now[i];
-            for (j, knot) in curves[i].iter().enumerate().skip(next[i]) {
-                if knot.bytes <= bytes || knot.rate <= rate {
-                    continue;
-                }
-                let gain =
-                    (knot.rate - rate) * advice.requests_per_minute / (knot.bytes - bytes) as f64;
-                if best.is_none_or(|(_, _, g)| gain > g) {
-                    best = Some((i, j, gain));
-                }
-            }
-        }
-        let Some((i, j, _)) = best else { break };
-        let knot = curves[i][j];
-        let (bytes, rate, _) = now[i];
-        let room = size - used;
-        if knot.bytes - bytes <= room {
-            used += knot.bytes - bytes;
-            now[i] = (knot.bytes, knot.rate, Some(knot));
-            next[i] = j + 1;
-        } else {
-            let share = room as f64 / (knot.bytes - bytes) as f64;
-            now[i] = (bytes + room, rate + (knot.rate - rate) * share, now[i].2);
-            break;
-        }
-    }
-    let mut hits = 0.0;
-    let mut sampled = 0;
-    // The uncached requests (`requests` beyond the `cached` ones) miss whatever the size:
-    // certain.
-    let mut confidence = (requests - cached).max(0.0) / requests;
-    for (i, advice) in caches.iter().enumerate() {
-        if !active(advice) {
-            continue;
-        }
-        let weight = advice.requests_per_minute / requests;
-        let (_, rate, knot) = now[i];
-        hits += rate * advice.requests_per_minute;
-        match knot {
-            Some(knot) => {
-                sampled += knot.sampled;
-                confidence += knot.confidence * weight;
-            }
-            // No point reached: nearly every request misses, which is near certain.
-            None => confidence += weight,
-        }
-    }
-    let hit_rate = (hits / requests).clamp(0.0, 1.0);
-    let point = AdvicePoint {
-        cache_bytes: size,
-        hit_rate,
-        loads_per_minute: requests - hits,
-        sampled_requests: sampled,
-        confidence: confidence.clamp(0.0, 1.0),
-    };
-    (point, now.iter().map(|n| n.0).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,23 +273,33 @@ mod tests {
         }
     }
 
+    /// The best split's hit rate and shares at each point.
+    fn best(points: &[CatalogPoint]) -> (Vec<f64>, Vec<Vec<u64>>) {
+        points
+            .iter()
+            .map(|p| (p.split.hit_rate, p.split.shares.clone()))
+            .unzip()
+    }
+
     #[test]
     fn bytes_go_where_they_serve_the_most_requests() {
         // A busy cache that saturates early and a quiet one that keeps gaining.
         let busy = advice(1000.0, &[(100, 0.5), (200, 0.9), (400, 0.95)]);
         let quiet = advice(10.0, &[(100, 0.1), (200, 0.2), (400, 0.4), (800, 0.8)]);
-        let (points, split): (Vec<_>, Vec<_>) = combine(&[&busy, &quiet], 0.0).into_iter().unzip();
-        let sizes: Vec<u64> = points.iter().map(|p| p.cache_bytes).collect();
+        let points = combine(&[&busy, &quiet], 0.0);
+        let sizes: Vec<u64> = points.iter().map(|p| p.shared.cache_bytes).collect();
         assert_eq!(sizes, vec![100, 200, 400, 800, 1600]);
+        let (rates, split) = best(&points);
         // 200 bytes: both to the busy cache (0.9 × 1000) beats 100 each.
-        assert!((points[1].hit_rate - 900.0 / 1010.0).abs() < 1e-9);
+        assert!((rates[1] - 900.0 / 1010.0).abs() < 1e-9);
         assert_eq!(split[1], vec![200, 0]);
-        // 1,600 bytes hold both working sets.
+        // 1,600 bytes hold both working sets, shared or split.
         let all = (0.95 * 1000.0 + 0.8 * 10.0) / 1010.0;
-        assert!((points[4].hit_rate - all).abs() < 1e-9);
-        assert!((points[4].loads_per_minute - (1010.0 - 958.0)).abs() < 1e-9);
-        for pair in points.windows(2) {
-            assert!(pair[1].hit_rate >= pair[0].hit_rate);
+        assert!((rates[4] - all).abs() < 1e-9);
+        assert!((points[4].shared.hit_rate - all).abs() < 1e-6);
+        assert!((points[4].shared.loads_per_minute - (1010.0 - 958.0)).abs() < 1e-6);
+        for pair in rates.windows(2) {
+            assert!(pair[1] >= pair[0]);
         }
     }
 
@@ -315,34 +310,72 @@ mod tests {
         a.working_set_bytes = 600;
         let mut b = advice(100.0, &[(128, 0.5), (256, 0.8), (512, 0.9)]);
         b.working_set_bytes = 300;
-        let (points, split): (Vec<_>, Vec<_>) = combine(&[&a, &b], 0.0).into_iter().unzip();
-        let sizes: Vec<u64> = points.iter().map(|p| p.cache_bytes).collect();
+        let points = combine(&[&a, &b], 0.0);
+        let sizes: Vec<u64> = points.iter().map(|p| p.shared.cache_bytes).collect();
         assert_eq!(sizes, vec![128, 256, 512, 1024], "up to 900 bytes");
+        let (rates, split) = best(&points);
         // 1,024 bytes hold both working sets (900 bytes), not their grids' 1,536.
-        assert!((points[3].hit_rate - 0.9).abs() < 1e-9, "{points:?}");
+        assert!((rates[3] - 0.9).abs() < 1e-9, "{points:?}");
+        assert!((points[3].shared.hit_rate - 0.9).abs() < 1e-6, "{points:?}");
         // 512 bytes: b's whole working set (300 bytes, 0.9) serves more per byte than any
         // move of a; a gets 128 bytes (0.2) and 84 of the 128 to its next point (0.4).
         let expected = (0.9 + 0.2 + 0.2 * 84.0 / 128.0) / 2.0;
         assert_eq!(split[2], vec![212, 300], "the split adds up to the size");
         assert_eq!(split[3], vec![600, 300]);
         assert!(
-            (points[2].hit_rate - expected).abs() < 1e-9,
+            (rates[2] - expected).abs() < 1e-9,
             "{} against {expected}",
-            points[2].hit_rate
+            rates[2]
         );
+        for pair in rates.windows(2) {
+            assert!(pair[1] >= pair[0]);
+        }
+    }
+
+    #[test]
+    fn a_bare_limit_is_shared_by_residence_not_by_gain() {
+        // The same two caches as above: a busy one that saturates early, a quiet one with
+        // large values. Under a bare limit the quiet cache's loads keep taking room (a tenth
+        // of the requests, but each load as large as ten of the busy cache's): the shared
+        // rate lies below the best split's wherever the split leaves it out, and nears it
+        // where the limit holds both working sets.
+        let mut busy = advice(1000.0, &[(100, 0.5), (200, 0.9), (400, 0.95)]);
+        busy.sampled_keys = 40;
+        let mut quiet = advice(10.0, &[(100, 0.1), (200, 0.2), (400, 0.4), (800, 0.8)]);
+        quiet.sampled_keys = 8;
+        let points = combine(&[&busy, &quiet], 0.0);
+        let (rates, _) = best(&points);
+        for (point, split) in points.iter().zip(&rates) {
+            let shared = point.shared.hit_rate;
+            assert!(shared <= split + 1e-9, "{point:?}");
+            assert!(shared > 0.0, "{point:?}");
+            let loads = 1010.0 * (1.0 - shared);
+            assert!((point.shared.loads_per_minute - loads).abs() < 1e-6);
+        }
+        assert!(points[1].shared.hit_rate < rates[1] - 0.01, "{points:?}");
         for pair in points.windows(2) {
-            assert!(pair[1].hit_rate >= pair[0].hit_rate);
+            assert!(pair[1].shared.hit_rate >= pair[0].shared.hit_rate - 1e-9);
         }
     }
 
     #[test]
     fn requests_of_caches_that_cache_nothing_miss_at_every_size() {
         let cached = advice(30.0, &[(100, 0.5), (200, 1.0)]);
-        let (points, _): (Vec<_>, Vec<_>) = combine(&[&cached], 10.0).into_iter().unzip();
+        let points = combine(&[&cached], 10.0);
         assert_eq!(points.len(), 2);
-        assert!((points[1].hit_rate - 0.75).abs() < 1e-9, "{points:?}");
-        assert!((points[1].loads_per_minute - 10.0).abs() < 1e-9);
-        assert!((points[0].hit_rate - 0.375).abs() < 1e-9);
+        let (rates, _) = best(&points);
+        assert!((rates[1] - 0.75).abs() < 1e-9, "{points:?}");
+        assert!(
+            (points[1].shared.hit_rate - 0.75).abs() < 1e-6,
+            "{points:?}"
+        );
+        assert!((points[1].shared.loads_per_minute - 10.0).abs() < 1e-6);
+        assert!((rates[0] - 0.375).abs() < 1e-9);
+        // One cache alone holds the limit whole, shared or split: its own curve.
+        assert!(
+            (points[0].shared.hit_rate - 0.375).abs() < 1e-6,
+            "{points:?}"
+        );
     }
 
     #[test]

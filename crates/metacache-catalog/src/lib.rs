@@ -41,7 +41,7 @@ pub mod scopes;
 pub mod store;
 pub mod validate;
 
-pub use advice::AdviceRow;
+pub use advice::{AdviceRow, SplitPoint};
 pub use catalog::{AlterScope, CacheRow, Catalog, CatalogDef};
 pub use error::{Error, Result, StoreError};
 pub use events::{ResetReason, SourceEvents, SourceEventsSnapshot};

@@ -279,7 +279,8 @@ async fn catalog_advice(
         .unwrap_or_default();
     let cache_rows: Vec<&metacache_catalog::AdviceRow> =
         rows.iter().filter(|r| r.entry_name.is_some()).collect();
-    // On the catalog's points: the bytes each cache gets in the best split of that size.
+    // On the catalog's points (what one shared limit of that size does): the bytes each cache
+    // gets in the best split of that size, and the hit rate of that split.
     let split = |shares: &[u64]| -> Vec<Json_> {
         shares
             .iter()
@@ -308,8 +309,9 @@ async fn catalog_advice(
                     "sampled_requests": p.sampled_requests,
                     "confidence": p.confidence,
                 });
-                if let Some(shares) = row.split.get(i) {
-                    point["split"] = Json_::Array(split(shares));
+                if let Some(best) = row.split.get(i) {
+                    point["split"] = Json_::Array(split(&best.shares));
+                    point["split_hit_rate"] = json!(best.hit_rate);
                 }
                 point
             })

@@ -5,9 +5,10 @@
 //! catalog with `meta.cache.max-weight` — and the hit rate the statistics table measures is
 //! compared with the one predicted. The sample catalogs' key sets are smaller than the sample,
 //! so the per-cache curves are simulations of every key: they must match the replays closely.
-//! The catalog curve splits a size among the caches the best way: the test applies each point
-//! both as a bare shared limit and as its split (the catalog's limit and each cache's share in
-//! one statement, as the dashboard writes it), and reports how near each comes.
+//! The catalog curve predicts a bare shared limit of each size, and gives its best split among
+//! the caches with that split's own prediction: the test applies each point both ways (the
+//! catalog's limit alone; the catalog's limit and each cache's share in one statement, as the
+//! dashboard writes it), and bounds how near each prediction comes.
 //!
 //! The first test sends the requests one at a time, so a replay is nearly the trace the
 //! advisor saw; the second sends them from several clients at once, recording and replaying,
@@ -285,6 +286,13 @@ fn point_of(point: &Value) -> (u64, f64) {
     (bytes, point["hit_rate"].as_f64().expect("hit_rate"))
 }
 
+/// A catalog point's best split: its bytes and the hit rate the split predicts.
+fn split_of(point: &Value) -> (u64, f64) {
+    let bytes = point["cache_bytes"].as_u64().expect("cache_bytes");
+    let rate = point["split_hit_rate"].as_f64().expect("split_hit_rate");
+    (bytes, rate)
+}
+
 /// The (bytes, predicted hit rate) points of a cache's curve.
 fn points(curve: &Value) -> Vec<(u64, f64)> {
     let points = curve["points"].as_array().into_iter().flatten();
@@ -400,10 +408,14 @@ fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
     }
 
     let compared = per_cache(&server, &workload, ONE, &entries);
-    let (bare_mae, _) = report("shared by each catalog's caches", &shared);
-    // The catalog curve assumes the best split of a size among the caches, which a bare shared
-    // limit does not reach at small sizes: its errors are reported above and in
-    // docs/benchmarks.md, and bounded only through the split applied below.
+    // The catalog's points model a bare shared limit (a residence time common to its caches):
+    // a model of reclamation between the caches, not a simulation of it as each cache's own
+    // curve is of that cache, hence wider bounds than per cache.
+    let (mae, max) = report("shared by each catalog's caches", &shared);
+    assert!(
+        mae <= 0.035 && max <= 0.12,
+        "MAE {mae:.4}, max {max:.4}: {shared:#?}"
+    );
     // (`sample_lance` has one value of a few hundred bytes: below the grid's smallest size,
     // 1 KiB, so no curve.)
     for (catalog, curve) in &catalogs {
@@ -428,7 +440,7 @@ fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
     let mut applied = Vec::new();
     for (catalog, curve) in &catalogs {
         for point in curve {
-            let (bytes, predicted) = point_of(point);
+            let (bytes, predicted) = split_of(point);
             let statement = split_statement(&format!("`{catalog}`"), point);
             let measured = measure(&server, &workload, ONE, &statement, catalog, None);
             applied.push(Compared {
@@ -439,18 +451,22 @@ fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
             });
         }
     }
-    // The split gets nearer the prediction than the bare shared limit; what is left is the
-    // trace itself changing with the limits (a cache that misses, or is disabled, asks the
-    // others again), and the shares between grid points.
+    // What is left of the split's error is the trace itself changing with the limits (a cache
+    // that misses, or is disabled, asks the others again), and the shares between grid points.
     let (mae, max) = report("catalogs split as advised", &applied);
-    assert!(
-        mae < bare_mae,
-        "split {mae:.4} against a bare shared limit {bare_mae:.4}"
-    );
     assert!(
         mae <= 0.06 && max <= 0.2,
         "MAE {mae:.4}, max {max:.4}: {applied:#?}"
     );
+    // The split is worth its statement: its caches hit at least as often as under the bare
+    // limit of the same size, taken over the points.
+    let mean = |c: &[Compared]| {
+        let rates = c.iter().flat_map(|c| c.measured.iter());
+        rates.sum::<f64>() / c.iter().map(|c| c.measured.len()).sum::<usize>().max(1) as f64
+    };
+    let (split, bare) = (mean(&applied), mean(&shared));
+    eprintln!("mean measured hit rate: split {split:.4}, bare shared limit {bare:.4}");
+    assert!(split >= bare - 0.005, "split {split:.4}, bare {bare:.4}");
 }
 
 /// The same caches with the requests sent by several clients at once ([`CONCURRENT`]), to

@@ -270,8 +270,10 @@ fn the_dashboard_drills_down_to_a_curve_and_writes_the_statement() {
     assert_eq!(driver.ready("#catalog/sample"), "#catalog/sample");
     driver.screenshot("2-catalog");
 
-    // The catalog's what-if at a point of its curve: the catalog's limit and each cache's share
-    // of the best split, the statement the API's split gives.
+    // The catalog's what-if at a point of its curve: split as advised (the default), the
+    // catalog's limit and each cache's share of the best split, the statement the API's split
+    // gives, at the split's predicted hit rate; shared, the catalog's limit alone at the
+    // catalog point's own rate.
     let (status, advice) = server.http("GET", "/api/v1/catalogs/sample/advice", None, None);
     assert_eq!(status, 200, "{advice}");
     let advice: Value = serde_json::from_str(&advice).expect("JSON");
@@ -291,6 +293,29 @@ fn the_dashboard_drills_down_to_a_curve_and_writes_the_statement() {
         statement.contains(".max-weight' = '") && statement.contains(".enable' = '"),
         "each cache's share: {statement}"
     );
+    let split_rate = point["split_hit_rate"].as_f64().expect("split_hit_rate");
+    assert_shown_rate(&text(&driver, "#whatif-rate"), split_rate);
+    driver.script(
+        "const m = document.getElementById('whatif-mode'); m.value = 'shared';
+         m.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
+    assert_eq!(
+        text(&driver, "#whatif-statement"),
+        format!("ALTER CATALOG `sample` SET PROPERTIES ('meta.cache.max-weight' = '{size}')")
+    );
+    let shared_rate = point["hit_rate"].as_f64().expect("hit_rate");
+    assert_shown_rate(&text(&driver, "#whatif-rate"), shared_rate);
+    let drawn = driver.script(
+        "return [...document.querySelectorAll('#curve path.series')].map(p => p.dataset.name)",
+        json!([]),
+    );
+    assert_eq!(
+        drawn,
+        json!(["one shared limit", "split among its caches"]),
+        "both curves drawn"
+    );
+    driver.screenshot("2b-catalog-shared");
 
     // The busiest cache of the catalog.
     let busiest = driver.script(
@@ -364,6 +389,18 @@ fn the_dashboard_drills_down_to_a_curve_and_writes_the_statement() {
 
     let errors = driver.console_errors();
     assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
+/// A hit rate the page shows ("83.4 %") is `rate` to the digit shown.
+fn assert_shown_rate(shown: &str, rate: f64) {
+    let percent: f64 = shown
+        .strip_suffix('%')
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("a hit rate: {shown:?}"));
+    assert!(
+        (percent - 100.0 * rate).abs() <= 0.051,
+        "shown {shown}, predicted {rate}"
+    );
 }
 
 #[test]

@@ -78,7 +78,7 @@ fn advice_families(manager: &CatalogManager, granularity: Granularity) -> Vec<Me
     );
     let mut catalogs = family(
         "metacache_catalog_advice_hit_ratio",
-        "The quota advisor's predicted hit ratio of a catalog's caches sharing a byte limit (label bytes).",
+        "The quota advisor's predicted hit ratio of a catalog's caches sharing one byte limit, meta.cache.max-weight alone (label bytes).",
         false,
     );
     for catalog in manager.catalogs().iter().filter(|c| c.built_caches() > 0) {

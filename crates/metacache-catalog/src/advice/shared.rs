@@ -1,0 +1,199 @@
+//! What one bare shared limit does: a catalog's caches under its `meta.cache.max-weight` alone,
+//! none with a limit of its own, each filling until reclamation takes back the bytes the others
+//! need.
+//!
+//! Modelled with a residence time common to the caches (in the spirit of Che's approximation
+//! for a shared LRU): a value stays about as long in one cache as in another once the limit
+//! binds, since reclamation takes the coldest values of the largest caches first. By Little's
+//! law, a cache that loads `L` values a minute, of `b` bytes on average, holds `L × b × T` bytes
+//! if each stays `T` minutes; and its loads depend on what it holds, through its own curve:
+//! `L = requests × (1 − h(bytes))`. For a given `T` each cache's bytes are the root of
+//! `s = T × requests × (1 − h(s)) × b` (at most its working set); `T` is then the residence time
+//! whose bytes add up to the limit.
+//!
+//! Measured against bare shared limits replayed on the sample catalogs, this reads much nearer
+//! than the best split (which a bare limit does not reach at small sizes): docs/benchmarks.md,
+//! "Quota advisor on the sample catalogs".
+
+use super::Knot;
+
+/// One cache as the model sees it.
+pub(super) struct Occupant<'a> {
+    /// Its curve's knots, ascending, the last at its working set.
+    pub(super) knots: &'a [Knot],
+    /// Requests per minute.
+    pub(super) requests: f64,
+    /// Mean bytes of a value (each load adds one).
+    pub(super) value_bytes: f64,
+}
+
+impl Occupant<'_> {
+    /// The working set: the most it can hold.
+    fn working_set(&self) -> f64 {
+        self.knots.last().map_or(0.0, |k| k.bytes as f64)
+    }
+
+    /// Hit rate at `bytes`: linear in bytes between knots, from no hits at no bytes; the last
+    /// knot's rate past the working set. Never lower than at fewer bytes (a dip of a sampled
+    /// curve is noise, and would give the root below two answers).
+    pub(super) fn rate(&self, bytes: f64) -> f64 {
+        let (mut below_bytes, mut below_rate) = (0.0, 0.0);
+        for knot in self.knots {
+            let (at, rate) = (knot.bytes as f64, knot.rate.max(below_rate));
+            if bytes <= at {
+                if at <= below_bytes {
+                    return rate;
+                }
+                return below_rate
+                    + (rate - below_rate) * (bytes - below_bytes) / (at - below_bytes);
+            }
+            (below_bytes, below_rate) = (at, rate);
+        }
+        below_rate
+    }
+
+    /// Bytes held when a value stays `residence` minutes: the root of
+    /// `s = residence × requests × (1 − rate(s)) × value_bytes`, found on the segment of the
+    /// curve where the right side stops exceeding the left (both sides are linear there), or
+    /// the working set if it never does.
+    pub(super) fn held(&self, residence: f64) -> f64 {
+        let c = residence * self.requests * self.value_bytes;
+        if c <= 0.0 {
+            return 0.0;
+        }
+        let (mut below_bytes, mut below_rate) = (0.0, 0.0);
+        for knot in self.knots {
+            let (at, rate) = (knot.bytes as f64, knot.rate.max(below_rate));
+            if at > below_bytes && at >= c * (1.0 - rate) {
+                let slope = (rate - below_rate) / (at - below_bytes);
+                let root = c * (1.0 - below_rate + slope * below_bytes) / (1.0 + c * slope);
+                return root.clamp(below_bytes, at);
+            }
+            (below_bytes, below_rate) = (at.max(below_bytes), rate);
+        }
+        below_bytes
+    }
+}
+
+/// The bytes each cache holds under one limit of `size` bytes: each cache's [`Occupant::held`]
+/// at the residence time whose bytes add up to `size` (every working set, if they fit).
+pub(super) fn shares(caches: &[Occupant<'_>], size: u64) -> Vec<f64> {
+    if size == 0 {
+        return vec![0.0; caches.len()];
+    }
+    let size = size as f64;
+    let held = |residence: f64| -> Vec<f64> { caches.iter().map(|c| c.held(residence)).collect() };
+    let total = |shares: &[f64]| shares.iter().sum::<f64>();
+    let all: f64 = caches.iter().map(Occupant::working_set).sum();
+    if size >= all {
+        return caches.iter().map(Occupant::working_set).collect();
+    }
+    // A residence time long enough, then bisection (in ratio: the times span many orders of
+    // magnitude). A curve that reaches a hit rate of 1 at its working set nears it without
+    // reaching it, hence the bound on the doublings.
+    let (mut short, mut long) = (0.0, 1.0);
+    for _ in 0..256 {
+        if total(&held(long)) >= size {
+            break;
+        }
+        (short, long) = (long, long * 2.0);
+    }
+    for _ in 0..100 {
+        let mid = if short > 0.0 {
+            (short * long).sqrt()
+        } else {
+            long / 2.0
+        };
+        if total(&held(mid)) < size {
+            short = mid;
+        } else {
+            long = mid;
+        }
+        if long - short <= long * 1e-9 {
+            break;
+        }
+    }
+    held(long)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knots(points: &[(u64, f64)]) -> Vec<Knot> {
+        points
+            .iter()
+            .map(|&(bytes, rate)| Knot {
+                bytes,
+                rate,
+                sampled: 0,
+                confidence: 1.0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cache_holds_its_loads_times_their_stay() {
+        // Half the requests hit at 1,000 bytes, all at 2,000.
+        let curve = knots(&[(1000, 0.5), (2000, 1.0)]);
+        let cache = Occupant {
+            knots: &curve,
+            requests: 10.0,
+            value_bytes: 100.0,
+        };
+        assert_eq!(cache.rate(500.0), 0.25);
+        assert_eq!(cache.rate(1500.0), 0.75);
+        assert_eq!(cache.rate(5000.0), 1.0);
+        // At residence 1: s = 1,000 × (1 − s / 2,000) → s = 666.7, where h = 1/3, and
+        // 10 × (2/3) loads a minute of 100 bytes staying a minute hold 666.7 bytes.
+        let s = cache.held(1.0);
+        assert!((s - 2000.0 / 3.0).abs() < 1e-6, "{s}");
+        assert_eq!(cache.held(0.0), 0.0);
+        // Longer stays hold more, never past the working set.
+        assert!(cache.held(10.0) > s);
+        assert!(cache.held(1e12) <= 2000.0);
+    }
+
+    #[test]
+    fn a_dip_of_a_sampled_curve_is_read_flat() {
+        let curve = knots(&[(100, 0.6), (200, 0.5), (400, 0.9)]);
+        let cache = Occupant {
+            knots: &curve,
+            requests: 1.0,
+            value_bytes: 1.0,
+        };
+        assert_eq!(cache.rate(150.0), 0.6);
+        let mut last = 0.0;
+        for residence in [1.0, 10.0, 100.0, 250.0, 300.0, 1000.0, 1e6] {
+            let held = cache.held(residence);
+            assert!(held >= last, "{residence}: {held} < {last}");
+            last = held;
+        }
+    }
+
+    #[test]
+    fn the_busier_cache_takes_more_of_a_shared_limit() {
+        // Two caches with the same curve; one asked for four times as often.
+        let curve = knots(&[(1000, 0.5), (2000, 0.9), (4000, 1.0)]);
+        let busy = Occupant {
+            knots: &curve,
+            requests: 40.0,
+            value_bytes: 10.0,
+        };
+        let quiet = Occupant {
+            knots: &curve,
+            requests: 10.0,
+            value_bytes: 10.0,
+        };
+        let caches = [busy, quiet];
+        let split = shares(&caches, 3000);
+        assert!(
+            (split.iter().sum::<f64>() - 3000.0).abs() < 1e-3,
+            "{split:?}"
+        );
+        assert!(split[0] > split[1], "{split:?}");
+        // Enough for both working sets: each holds its own.
+        assert_eq!(shares(&caches, 9000), vec![4000.0, 4000.0]);
+        assert_eq!(shares(&caches, 0), vec![0.0, 0.0]);
+    }
+}
