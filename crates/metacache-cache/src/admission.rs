@@ -24,7 +24,9 @@ pub enum Admission {
     /// Not retained because the cache was invalidated while the value was loading.
     Fenced,
     /// Not retained because the cache is full and making room would have displaced values
-    /// asked for at least as often (frequency admission). Counted as an eviction.
+    /// asked for at least as often (frequency admission), or because the eviction that made
+    /// room took the value itself (a key readmitted from quick_cache's ghost history enters
+    /// the hot ring before the evictions for it). Counted as an eviction.
     Declined,
     /// Not retained because a concurrent operation (a newer value of the same key, or another
     /// insertion's eviction) took its place in the moment between storing and charging it.

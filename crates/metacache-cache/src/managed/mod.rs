@@ -9,9 +9,10 @@
 //!   charge again if they are put back (`store.rs`). So the entry budget's `used` is the sum of
 //!   the charges of the resident values, at every moment outside those few instructions; a
 //!   value between its insertion and its reservation is resident uncharged.
-//! - Under pressure (once the frequency history exists) stores take `storing` from insertion
-//!   to reservation (a replacement too), so the policy decides each newcomer as it would one at
-//!   a time: hits, invalidations and reclamation do not wait for it.
+//! - Under pressure (once the frequency history exists) stores take `storing` alone from
+//!   insertion to reservation (a replacement too), so the policy decides each newcomer as it
+//!   would one at a time; stores of a cache not under pressure yet share it, and the first store
+//!   alone waits for them. Hits, invalidations and reclamation do not wait for it.
 //! - A load that started before an invalidation never populates the map: the generation is
 //!   checked and the value stored under the read side of `fence`, while invalidation bumps the
 //!   generation under its write side and sweeps afterwards.
@@ -58,7 +59,8 @@ use accounting::{Accounting, EvictionHook, Map};
 /// What became of a value offered to the map without a weight rejection.
 enum Stored {
     Retained,
-    /// Refused by frequency: it would have displaced values asked for at least as often.
+    /// Refused by frequency (it would have displaced values asked for at least as often), or
+    /// by quick_cache's policy (its own insertion evicted it).
     Declined,
     /// Stored, but evicted or replaced by a concurrent operation before it was charged.
     Superseded,
@@ -83,10 +85,12 @@ struct Inner<K: Hash + Eq + Clone, V> {
     flights: Flights<K, V>,
     /// Access history for admission under pressure.
     frequency: FrequencyAdmission,
-    /// Held by a store while the cache is under pressure (once the history exists), from its
-    /// insertion (or replacement) to its reservation: two stores' contests never interleave,
-    /// and a replacement never meets another store's newcomer before it is charged (`store`).
-    storing: parking_lot::Mutex<()>,
+    /// Held alone (written) by a store while the cache is under pressure (once the history
+    /// exists), from its insertion (or replacement) to its reservation, shared (read) before:
+    /// two stores' contests never interleave, a replacement never meets another store's
+    /// newcomer before it is charged, and no store that began before the history overlaps one
+    /// after (`store`).
+    storing: parking_lot::RwLock<()>,
     /// What the node leaves the values of its caches (the map's capacity follows it).
     share: Arc<NodeShare>,
     /// Refresh-ahead: how long before its hard TTL a value is due (0: refresh-ahead is off),
@@ -203,7 +207,7 @@ where
             fence: RwLock::new(()),
             flights: Flights::new(),
             frequency: FrequencyAdmission::default(),
-            storing: parking_lot::Mutex::new(()),
+            storing: parking_lot::RwLock::new(()),
             share,
         });
         let weak: Weak<Inner<K, V>> = Arc::downgrade(&inner);
