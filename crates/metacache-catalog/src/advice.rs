@@ -33,6 +33,9 @@ pub struct AdviceRow {
     pub property: String,
     /// The byte limit that applies now (the smallest of entry, catalog and node), if any.
     pub limit: Option<u64>,
+    /// On a cache's row, the smallest limit set below its catalog (its entry's own, or its
+    /// group's), if any: the catalog's rows count the cache as holding at most that much.
+    pub own_limit: Option<u64>,
     /// The curve and what it rests on.
     pub advice: Advice,
     /// On the catalog's row: for each point of its curve, the best split of that size among
@@ -64,11 +67,13 @@ impl Catalog {
                 entry_name: Some(entry_name),
                 property,
                 limit: handle.limit(),
+                own_limit: handle.own_limit(),
                 advice,
                 split: Vec::new(),
             });
         }
         let curves: Vec<&Advice> = rows.iter().map(|r| &r.advice).collect();
+        let own_limits: Vec<Option<u64>> = rows.iter().map(|r| r.own_limit).collect();
         // The uncached requests at the advised caches' rate per request.
         let advised_per_minute: f64 = curves.iter().map(|a| a.requests_per_minute).sum();
         let uncached_per_minute = if advised > 0 {
@@ -77,7 +82,7 @@ impl Catalog {
             0.0
         };
         let (points, split): (Vec<AdvicePoint>, Vec<SplitPoint>) =
-            combine(&curves, uncached_per_minute)
+            combine(&curves, &own_limits, uncached_per_minute)
                 .into_iter()
                 .map(|p| (p.shared, p.split))
                 .unzip();
@@ -101,6 +106,7 @@ impl Catalog {
                 entry_name: None,
                 property: CATALOG_MAX_WEIGHT_KEY.to_string(),
                 limit: self.budget().effective_limit(),
+                own_limit: None,
                 advice,
                 split,
             });
@@ -127,11 +133,16 @@ pub struct SplitPoint {
 }
 
 /// The catalog's curve from its caches' curves: at each doubling size up to the sum of their
-/// working sets, the hit rate of one shared limit of that size ([`shared`]) and of its best
-/// split among them, counting `uncached_per_minute` more requests that miss at every size
-/// (those of its caches that cache nothing: a disabled one has no curve, and its requests are
-/// loads all the same).
-pub(crate) fn combine(caches: &[&Advice], uncached_per_minute: f64) -> Vec<CatalogPoint> {
+/// working sets, the hit rate of one shared limit of that size ([`shared`]; each cache holding
+/// at most its `own_limits`, in the order of `caches`) and of its best split among them (which
+/// sets every cache's limit), counting `uncached_per_minute` more requests that miss at every
+/// size (those of its caches that cache nothing: a disabled one has no curve, and its requests
+/// are loads all the same).
+pub(crate) fn combine(
+    caches: &[&Advice],
+    own_limits: &[Option<u64>],
+    uncached_per_minute: f64,
+) -> Vec<CatalogPoint> {
     let cached: f64 = caches
         .iter()
         .filter(|a| active(a))
@@ -154,8 +165,14 @@ pub(crate) fn combine(caches: &[&Advice], uncached_per_minute: f64) -> Vec<Catal
     let occupants: Vec<shared::Occupant<'_>> = caches
         .iter()
         .zip(&curves)
-        .map(|(advice, knots)| shared::Occupant {
+        .enumerate()
+        .map(|(i, (advice, knots))| shared::Occupant {
             knots,
+            most: own_limits
+                .get(i)
+                .copied()
+                .flatten()
+                .map_or(f64::INFINITY, |l| l as f64),
             requests: if active(advice) {
                 advice.requests_per_minute
             } else {
@@ -286,7 +303,7 @@ mod tests {
         // A busy cache that saturates early and a quiet one that keeps gaining.
         let busy = advice(1000.0, &[(100, 0.5), (200, 0.9), (400, 0.95)]);
         let quiet = advice(10.0, &[(100, 0.1), (200, 0.2), (400, 0.4), (800, 0.8)]);
-        let points = combine(&[&busy, &quiet], 0.0);
+        let points = combine(&[&busy, &quiet], &[], 0.0);
         let sizes: Vec<u64> = points.iter().map(|p| p.shared.cache_bytes).collect();
         assert_eq!(sizes, vec![100, 200, 400, 800, 1600]);
         let (rates, split) = best(&points);
@@ -310,7 +327,7 @@ mod tests {
         a.working_set_bytes = 600;
         let mut b = advice(100.0, &[(128, 0.5), (256, 0.8), (512, 0.9)]);
         b.working_set_bytes = 300;
-        let points = combine(&[&a, &b], 0.0);
+        let points = combine(&[&a, &b], &[], 0.0);
         let sizes: Vec<u64> = points.iter().map(|p| p.shared.cache_bytes).collect();
         assert_eq!(sizes, vec![128, 256, 512, 1024], "up to 900 bytes");
         let (rates, split) = best(&points);
@@ -343,7 +360,7 @@ mod tests {
         busy.sampled_keys = 40;
         let mut quiet = advice(10.0, &[(100, 0.1), (200, 0.2), (400, 0.4), (800, 0.8)]);
         quiet.sampled_keys = 8;
-        let points = combine(&[&busy, &quiet], 0.0);
+        let points = combine(&[&busy, &quiet], &[], 0.0);
         let (rates, _) = best(&points);
         for (point, split) in points.iter().zip(&rates) {
             let shared = point.shared.hit_rate;
@@ -359,9 +376,23 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_with_a_limit_of_its_own_holds_no_more_under_a_shared_one() {
+        let busy = advice(1000.0, &[(100, 0.5), (200, 0.9), (400, 0.95)]);
+        let quiet = advice(10.0, &[(100, 0.1), (200, 0.2), (400, 0.4), (800, 0.8)]);
+        let points = combine(&[&busy, &quiet], &[Some(100), None], 0.0);
+        // 1,600 bytes hold both working sets, but the busy cache holds 100 bytes at most; the
+        // split sets every cache's limit, so it is not bound by that.
+        let last = points.last().expect("points");
+        let capped = (0.5 * 1000.0 + 0.8 * 10.0) / 1010.0;
+        assert!((last.shared.hit_rate - capped).abs() < 1e-6, "{last:?}");
+        let all = (0.95 * 1000.0 + 0.8 * 10.0) / 1010.0;
+        assert!((last.split.hit_rate - all).abs() < 1e-9, "{last:?}");
+    }
+
+    #[test]
     fn requests_of_caches_that_cache_nothing_miss_at_every_size() {
         let cached = advice(30.0, &[(100, 0.5), (200, 1.0)]);
-        let points = combine(&[&cached], 10.0);
+        let points = combine(&[&cached], &[], 10.0);
         assert_eq!(points.len(), 2);
         let (rates, _) = best(&points);
         assert!((rates[1] - 0.75).abs() < 1e-9, "{points:?}");
@@ -381,7 +412,7 @@ mod tests {
     #[test]
     fn caches_without_requests_are_left_out() {
         let idle = advice(0.0, &[(100, 0.0)]);
-        assert!(combine(&[&idle], 0.0).is_empty());
-        assert!(combine(&[], 5.0).is_empty());
+        assert!(combine(&[&idle], &[], 0.0).is_empty());
+        assert!(combine(&[], &[], 5.0).is_empty());
     }
 }

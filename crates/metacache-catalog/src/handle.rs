@@ -5,6 +5,7 @@ use std::any::Any;
 
 use metacache_cache::{Advice, CacheStats, ManagedCache};
 use metacache_estimate::EstimateSize;
+use metacache_ledger::{Budget, Level};
 
 use crate::MetaKey;
 
@@ -15,6 +16,9 @@ pub(crate) trait CacheHandle: Send + Sync {
     fn advice(&self) -> Option<Advice>;
     /// The byte limit that applies now (the smallest of entry, group, catalog and node).
     fn limit(&self) -> Option<u64>;
+    /// The smallest limit set below the catalog (the entry's own, or its group's): the most
+    /// the cache holds whatever the catalog's limit.
+    fn own_limit(&self) -> Option<u64>;
     fn retire(&self);
     fn invalidate_all(&self) -> u64;
     fn invalidate_database(&self, database: &str) -> u64;
@@ -39,6 +43,14 @@ where
 
     fn limit(&self) -> Option<u64> {
         self.budget().effective_limit()
+    }
+
+    fn own_limit(&self) -> Option<u64> {
+        let budget = self.budget();
+        [Level::Entry, Level::EntryGroup]
+            .into_iter()
+            .filter_map(|level| budget.ancestor(level).and_then(Budget::limit))
+            .min()
     }
 
     fn retire(&self) {

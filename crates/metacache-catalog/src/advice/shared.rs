@@ -21,6 +21,8 @@ use super::Knot;
 pub(super) struct Occupant<'a> {
     /// Its curve's knots, ascending, the last at its working set.
     pub(super) knots: &'a [Knot],
+    /// The most it may hold: its own limit (its entry's or group's), infinite without one.
+    pub(super) most: f64,
     /// Requests per minute.
     pub(super) requests: f64,
     /// Mean bytes of a value (each load adds one).
@@ -28,9 +30,12 @@ pub(super) struct Occupant<'a> {
 }
 
 impl Occupant<'_> {
-    /// The working set: the most it can hold.
-    fn working_set(&self) -> f64 {
-        self.knots.last().map_or(0.0, |k| k.bytes as f64)
+    /// The most it can hold: its working set, or its own limit if smaller.
+    fn most(&self) -> f64 {
+        self.knots
+            .last()
+            .map_or(0.0, |k| k.bytes as f64)
+            .min(self.most)
     }
 
     /// Hit rate at `bytes`: linear in bytes between knots, from no hits at no bytes; the last
@@ -55,8 +60,12 @@ impl Occupant<'_> {
     /// Bytes held when a value stays `residence` minutes: the root of
     /// `s = residence × requests × (1 − rate(s)) × value_bytes`, found on the segment of the
     /// curve where the right side stops exceeding the left (both sides are linear there), or
-    /// the working set if it never does.
+    /// the working set if it never does; at most its own limit.
     pub(super) fn held(&self, residence: f64) -> f64 {
+        self.root(residence).min(self.most)
+    }
+
+    fn root(&self, residence: f64) -> f64 {
         let c = residence * self.requests * self.value_bytes;
         if c <= 0.0 {
             return 0.0;
@@ -76,7 +85,7 @@ impl Occupant<'_> {
 }
 
 /// The bytes each cache holds under one limit of `size` bytes: each cache's [`Occupant::held`]
-/// at the residence time whose bytes add up to `size` (every working set, if they fit).
+/// at the residence time whose bytes add up to `size` (the most each can hold, if they fit).
 pub(super) fn shares(caches: &[Occupant<'_>], size: u64) -> Vec<f64> {
     if size == 0 {
         return vec![0.0; caches.len()];
@@ -84,9 +93,9 @@ pub(super) fn shares(caches: &[Occupant<'_>], size: u64) -> Vec<f64> {
     let size = size as f64;
     let held = |residence: f64| -> Vec<f64> { caches.iter().map(|c| c.held(residence)).collect() };
     let total = |shares: &[f64]| shares.iter().sum::<f64>();
-    let all: f64 = caches.iter().map(Occupant::working_set).sum();
+    let all: f64 = caches.iter().map(Occupant::most).sum();
     if size >= all {
-        return caches.iter().map(Occupant::working_set).collect();
+        return caches.iter().map(Occupant::most).collect();
     }
     // A residence time long enough, then bisection (in ratio: the times span many orders of
     // magnitude). A curve that reaches a hit rate of 1 at its working set nears it without
@@ -132,15 +141,21 @@ mod tests {
             .collect()
     }
 
+    /// A cache of `curve`, `requests` a minute of values of `value_bytes`, unlimited on its own.
+    fn cache(curve: &[Knot], requests: f64, value_bytes: f64) -> Occupant<'_> {
+        Occupant {
+            knots: curve,
+            most: f64::INFINITY,
+            requests,
+            value_bytes,
+        }
+    }
+
     #[test]
     fn a_cache_holds_its_loads_times_their_stay() {
         // Half the requests hit at 1,000 bytes, all at 2,000.
         let curve = knots(&[(1000, 0.5), (2000, 1.0)]);
-        let cache = Occupant {
-            knots: &curve,
-            requests: 10.0,
-            value_bytes: 100.0,
-        };
+        let cache = cache(&curve, 10.0, 100.0);
         assert_eq!(cache.rate(500.0), 0.25);
         assert_eq!(cache.rate(1500.0), 0.75);
         assert_eq!(cache.rate(5000.0), 1.0);
@@ -157,11 +172,7 @@ mod tests {
     #[test]
     fn a_dip_of_a_sampled_curve_is_read_flat() {
         let curve = knots(&[(100, 0.6), (200, 0.5), (400, 0.9)]);
-        let cache = Occupant {
-            knots: &curve,
-            requests: 1.0,
-            value_bytes: 1.0,
-        };
+        let cache = cache(&curve, 1.0, 1.0);
         assert_eq!(cache.rate(150.0), 0.6);
         let mut last = 0.0;
         for residence in [1.0, 10.0, 100.0, 250.0, 300.0, 1000.0, 1e6] {
@@ -175,16 +186,8 @@ mod tests {
     fn the_busier_cache_takes_more_of_a_shared_limit() {
         // Two caches with the same curve; one asked for four times as often.
         let curve = knots(&[(1000, 0.5), (2000, 0.9), (4000, 1.0)]);
-        let busy = Occupant {
-            knots: &curve,
-            requests: 40.0,
-            value_bytes: 10.0,
-        };
-        let quiet = Occupant {
-            knots: &curve,
-            requests: 10.0,
-            value_bytes: 10.0,
-        };
+        let busy = cache(&curve, 40.0, 10.0);
+        let quiet = cache(&curve, 10.0, 10.0);
         let caches = [busy, quiet];
         let split = shares(&caches, 3000);
         assert!(
@@ -195,5 +198,21 @@ mod tests {
         // Enough for both working sets: each holds its own.
         assert_eq!(shares(&caches, 9000), vec![4000.0, 4000.0]);
         assert_eq!(shares(&caches, 0), vec![0.0, 0.0]);
+    }
+
+    #[test]
+    fn a_cache_limited_on_its_own_leaves_the_rest_to_the_others() {
+        let curve = knots(&[(1000, 0.5), (2000, 0.9), (4000, 1.0)]);
+        let limited = Occupant {
+            most: 1000.0,
+            ..cache(&curve, 40.0, 10.0)
+        };
+        let other = cache(&curve, 10.0, 10.0);
+        let caches = [limited, other];
+        let split = shares(&caches, 3000);
+        assert_eq!(split[0], 1000.0, "{split:?}");
+        assert!((split[1] - 2000.0).abs() < 1e-3, "{split:?}");
+        // More than both can hold: each holds its most.
+        assert_eq!(shares(&caches, 9000), vec![1000.0, 4000.0]);
     }
 }
