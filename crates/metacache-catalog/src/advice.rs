@@ -1,9 +1,9 @@
 //! What the quota advisor says per catalog: each built cache's miss-ratio curve, the property
 //! that sets its limit, and the catalog's own curve — its caches sharing one limit.
 //!
-//! The catalog's points answer what `meta.cache.max-weight` alone does: its caches, none
-//! limited on its own, competing for one limit through reclamation — modelled with a residence
-//! time common to them ([`shared`]). Each point also carries the best split of its size among
+//! The catalog's points answer what `meta.cache.max-weight` alone does: its caches competing
+//! for one limit through reclamation, each held to its own limit if it has one — modelled with
+//! a residence time common to them ([`shared`]). Each point also carries the best split of its size among
 //! the caches (greedy on hits per byte over each cache's grid up to its working set, the last
 //! step taken in part: near-optimal for the concave curves caches have) and what that split
 //! predicts: the most a catalog's bytes can do, reached by giving each cache its share as its
@@ -115,8 +115,8 @@ impl Catalog {
     }
 }
 
-/// One point of a catalog's curve: what one shared limit of its size does (the caches with no
-/// limit of their own), and what its best split among the caches does.
+/// One point of a catalog's curve: what one shared limit of its size does (each cache held to
+/// its own limit, if it has one), and what its best split among the caches does.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CatalogPoint {
     pub(crate) shared: AdvicePoint,

@@ -223,6 +223,24 @@ fn the_advice_table_answers_how_many_bytes_a_hit_rate_needs() {
         catalog.iter().all(|r| r[0] == "NULL" && r[1] == "NULL"),
         "{catalog:?}"
     );
+    // What `meta.cache.max-weight` alone would do: its one cache, held to its own 256 KiB,
+    // follows its own curve up to that limit and stays at its rate there beyond it.
+    let own = |bytes: u64| {
+        curve
+            .iter()
+            .map(point)
+            .find(|(b, _)| *b == bytes.min(256 << 10))
+            .map(|(_, rate)| rate)
+    };
+    for row in &catalog {
+        let bytes: u64 = row[2].parse().expect("CACHE_BYTES");
+        let rate: f64 = row[3].parse().expect("PREDICTED_HIT_RATE");
+        let expected = own(bytes).unwrap_or_else(|| panic!("no cache point for {row:?}"));
+        assert!(
+            (rate - expected).abs() < 1e-3,
+            "catalog {rate} at {bytes}, the cache's own curve {expected}: {catalog:?}"
+        );
+    }
 
     // The same table over HTTP.
     let (status, body) = server.http(

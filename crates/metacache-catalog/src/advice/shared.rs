@@ -1,6 +1,6 @@
 //! What one bare shared limit does: a catalog's caches under its `meta.cache.max-weight` alone,
-//! none with a limit of its own, each filling until reclamation takes back the bytes the others
-//! need.
+//! each filling (up to its own limit, if it has one) until reclamation takes back the bytes the
+//! others need.
 //!
 //! Modelled with a residence time common to the caches (in the spirit of Che's approximation
 //! for a shared LRU): a value stays about as long in one cache as in another once the limit
