@@ -31,7 +31,7 @@ pub(super) struct Occupant<'a> {
 
 impl Occupant<'_> {
     /// The most it can hold: its working set, or its own limit if smaller.
-    fn most(&self) -> f64 {
+    fn ceiling(&self) -> f64 {
         self.knots
             .last()
             .map_or(0.0, |k| k.bytes as f64)
@@ -93,9 +93,9 @@ pub(super) fn shares(caches: &[Occupant<'_>], size: u64) -> Vec<f64> {
     let size = size as f64;
     let held = |residence: f64| -> Vec<f64> { caches.iter().map(|c| c.held(residence)).collect() };
     let total = |shares: &[f64]| shares.iter().sum::<f64>();
-    let all: f64 = caches.iter().map(Occupant::most).sum();
+    let all: f64 = caches.iter().map(Occupant::ceiling).sum();
     if size >= all {
-        return caches.iter().map(Occupant::most).collect();
+        return caches.iter().map(Occupant::ceiling).collect();
     }
     // A residence time long enough, then bisection (in ratio: the times span many orders of
     // magnitude). A curve that reaches a hit rate of 1 at its working set nears it without
