@@ -38,6 +38,11 @@ pub trait Reclaimable: Send + Sync {
     /// [`crate::advice::DRAIN_INTERVAL`]). Required: a cache whose advisor is never drained
     /// would lose every event past its queue between two reads of its curve.
     fn advise(&self);
+    /// Whether the cache's quota advisor runs (it has one, not stopped): while none of the
+    /// node's does, its caches' maps take the whole node limit ([`NodeShare`]).
+    fn advising(&self) -> bool {
+        false
+    }
 }
 
 /// Settings of a [`MemoryGovernor`].
@@ -261,7 +266,8 @@ impl MemoryGovernor {
         self.shared.drain();
     }
 
-    /// Drops expired values of every cache now.
+    /// Drops expired values of every cache now (and takes back the quota advisors' share of
+    /// the node for the caches' maps if none of them runs any more, as the worker's sweeps do).
     pub fn purge_expired_now(&self) -> u64 {
         self.shared.sweep()
     }
@@ -302,12 +308,13 @@ impl Drop for MemoryGovernor {
 /// limit as its capacity would fill it, and the node's ledger would then refuse its stores for
 /// room the map believes it has (each refusal reclaiming 1/32 of the limit: under a binding node
 /// limit, reclamation rather than the policy chose what stayed — docs/benchmarks.md, "Memory
-/// under a binding limit"). So once any advisor runs on the node, a map counts the node's limit
-/// less the advisors' share; a node without advisors lends its caches the whole limit.
+/// under a binding limit"). So while any advisor runs on the node, a map counts the node's
+/// limit less the advisors' share; a node without advisors lends its caches the whole limit.
 pub(crate) struct NodeShare {
     advisors: Arc<Budget>,
-    /// Set when the node's first advisor is built; never cleared (a share left idle after the
-    /// last advisor went costs room, not correctness).
+    /// Set when a cache with an advisor is built; cleared by the governor's threads once no
+    /// live cache's advisor runs (all dropped or stopped), and set again by them if one is
+    /// found running ([`Shared::settle_share`]). Each change rescales the live caches' maps.
     advising: AtomicBool,
 }
 
@@ -375,8 +382,24 @@ impl Shared {
             if self.ledger.is_closed() {
                 break;
             }
-            for cache in self.live() {
+            let live = self.live();
+            for cache in &live {
                 cache.advise();
+            }
+            self.settle_share(&live);
+        }
+    }
+
+    /// Whether `live` caches' maps leave the advisors their share follows whether any of their
+    /// advisors runs: the share is taken back once the last one stopped or went with its cache
+    /// (it would cost the node's caches a sixteenth of the limit for nothing), and restored if
+    /// one is found running (a cache built with an advisor just as the share was taken back).
+    /// A change rescales every live cache.
+    fn settle_share(&self, live: &[Arc<dyn Reclaimable>]) {
+        let advising = live.iter().any(|cache| cache.advising());
+        if self.share.advising.swap(advising, SeqCst) != advising {
+            for cache in live {
+                cache.rescale();
             }
         }
     }
@@ -402,10 +425,14 @@ impl Shared {
             .collect()
     }
 
+    /// Drops every cache's expired values, and settles the advisors' share
+    /// ([`Shared::settle_share`]; for a governor without an advisor thread, only here).
     fn sweep(&self) -> u64 {
         let _running = self.running.lock();
-        let freed: u64 = self.live().iter().map(|c| c.purge_expired()).sum();
+        let live = self.live();
+        let freed: u64 = live.iter().map(|c| c.purge_expired()).sum();
         self.freed.fetch_add(freed, Relaxed);
+        self.settle_share(&live);
         freed
     }
 

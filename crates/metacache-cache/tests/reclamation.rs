@@ -139,6 +139,59 @@ async fn the_background_worker_reclaims_without_being_asked() {
     assert!(node.governor.node().used() <= 10 * fill_charge("k", 1000));
 }
 
+/// The advisors' share of the node is left out of the caches' maps only while an advisor runs:
+/// once the last one went with its cache, the maps take the whole node limit again (it cost a
+/// sixteenth of the node for nothing), and a cache built with an advisor later leaves it again.
+#[tokio::test]
+async fn the_advisors_share_returns_to_the_maps_when_the_last_advisor_goes() {
+    let limit = 4 << 20;
+    let node = node(Some(limit));
+    let room = limit - metacache_cache::advisors_limit(Some(limit));
+    let plain = cache::<Blob>(
+        &node,
+        &catalog(&node, "plain", None),
+        config("blobs", None, 1_000_000).with_advisor(None),
+    );
+    let advised_options = Some(metacache_cache::AdvisorOptions {
+        sample_keys: 256,
+        ..metacache_cache::AdvisorOptions::default()
+    });
+    let advised_catalog = catalog(&node, "advised", None);
+    let advised = cache::<Blob>(
+        &node,
+        &advised_catalog,
+        config("advised", None, 1_000).with_advisor(advised_options),
+    );
+    let fill = |round: u64| {
+        for i in 0..(2 * limit / 1024) {
+            plain.insert(format!("r{round}-{i:05}"), Blob(1024));
+        }
+        node.governor.reclaim_now();
+        plain.budget().used()
+    };
+    let used = fill(0);
+    assert!(
+        used <= room,
+        "the advisors' share is left: {used} of {room}"
+    );
+
+    drop(advised);
+    node.governor.purge_expired_now();
+    let used = fill(1);
+    assert!(
+        used > room && used <= limit,
+        "the whole node again: {used}, room {room}, limit {limit}"
+    );
+
+    let _again = cache::<Blob>(
+        &node,
+        &advised_catalog,
+        config("advised", None, 1_000).with_advisor(advised_options),
+    );
+    let used = fill(2);
+    assert!(used <= room, "left again: {used} of {room}");
+}
+
 /// A cache bound by the node limit with its quota advisor on: the advisor's bytes are charged
 /// under the node too, so a map that counted the whole node limit as its own filled it and the
 /// node then refused its stores for room the map believed it had, each refusal reclaiming 1/32

@@ -103,6 +103,10 @@ where
         self.drain_advisor();
     }
 
+    fn advising(&self) -> bool {
+        self.advisor.as_ref().is_some_and(|a| !a.is_retired())
+    }
+
     fn rescale(&self) {
         let scale = Scale::new(
             self.share.values_limit(&self.accounting.budget),
