@@ -186,10 +186,12 @@ pub(crate) fn combine(
         .filter_map(|k| k.last().map(|k| k.bytes))
         .sum();
     let mut points = Vec::new();
+    let mut greedy = split::Greedy::new(caches, &curves);
+    let mut residence = shared::Residence::default();
     let mut size = smallest;
     loop {
-        let best = split::split(caches, &curves, size);
-        let held = shared::shares(&occupants, size);
+        let best = greedy.split(size);
+        let held = residence.shares(&occupants, size);
         let standings: Vec<split::Standing> = occupants
             .iter()
             .zip(&held)

@@ -4,6 +4,10 @@
 //! that mirrors its counters into the registry pays per scrape.
 //!
 //! Besides criterion's means, prints p50/p99 over 300 renders (§10's target is a p99).
+//!
+//! A second node has the same caches with curves: each cache holds [`ADVISED_KEYS`] values of
+//! mixed sizes and has served skewed requests, so every scrape also builds 100 catalogs' advice
+//! rows (their caches' curves and the catalog's shared-limit model and split at every size).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,8 +21,14 @@ use prometheus::{Encoder, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
 
 const CATALOGS: usize = 100;
 const CACHES: usize = 19;
+/// Keys per cache on the advised node.
+const ADVISED_KEYS: u64 = 300;
+/// Requests per cache on the advised node (skewed towards low key numbers).
+const ADVISED_REQUESTS: u64 = 3_000;
 
-fn node() -> Arc<CatalogManager> {
+/// A node of 100 catalogs × 19 caches; each cache holds one value, or with `advised`
+/// [`ADVISED_KEYS`] values of 100 B to 2 KB after [`ADVISED_REQUESTS`] skewed requests.
+fn node(advised: bool) -> Arc<CatalogManager> {
     let mut options = ManagerOptions::new(Arc::new(MemoryStore::new()));
     options.node_memory = Some(NodeMemory {
         bytes: 16 << 30,
@@ -56,9 +66,35 @@ fn node() -> Arc<CatalogManager> {
                 .expect("built");
             cache.insert("k".to_owned(), Blob(vec![0u8; 100].into()));
             cache.get("k");
+            if advised {
+                skewed_requests(&cache, (c * CACHES + i) as u64);
+            }
         }
     }
     manager
+}
+
+/// [`ADVISED_REQUESTS`] requests over [`ADVISED_KEYS`] keys, key `n` about as often as
+/// `1/(n+1)` (the cube of a uniform draw), loading each miss with a value of a size fixed by
+/// its key; then the advisor drains, and its curve is read once (as a first scrape would).
+fn skewed_requests(cache: &ManagedCache<String, Blob>, seed: u64) {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for _ in 0..ADVISED_REQUESTS {
+        // xorshift64*
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        let uniform =
+            (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64;
+        let n = ((uniform * uniform * uniform) * ADVISED_KEYS as f64) as u64;
+        let key = format!("key-{n}");
+        if cache.get(key.as_str()).is_none() {
+            let size = 100 + (n * 2_654_435_761 % 1_900) as usize;
+            cache.insert(key, Blob(vec![0u8; size].into()));
+        }
+    }
+    cache.advise_now();
+    cache.advice();
 }
 
 /// The peer: the same series in a `prometheus::Registry`.
@@ -120,7 +156,8 @@ fn percentiles(mut f: impl FnMut()) -> (Duration, Duration) {
 }
 
 fn main() {
-    let manager = node();
+    let manager = node(false);
+    let advised = node(true);
     let peer = registry_peer(&manager);
     let text = metacache_server::metrics::render(&manager);
     let series = text.lines().filter(|l| !l.starts_with('#')).count();
@@ -141,6 +178,12 @@ fn main() {
     group.bench_function("metacache_snapshot_only", |b| {
         b.iter(|| manager.cache_rows())
     });
+    group.bench_function("metacache_render_advised", |b| {
+        b.iter(|| metacache_server::metrics::render(&advised))
+    });
+    group.bench_function("metacache_advice_rows_advised", |b| {
+        b.iter(|| advised.advice_rows())
+    });
     group.finish();
     criterion.final_summary();
 
@@ -153,6 +196,9 @@ fn main() {
     let (snap50, snap99) = percentiles(|| {
         manager.cache_rows();
     });
+    let (plain_rows50, plain_rows99) = percentiles(|| {
+        manager.advice_rows();
+    });
     eprintln!("/metrics: {series} series (peer registry: {peer_series}), 300 renders each:");
     eprintln!("  prometheus registry (peer)  p50 {peer50:>10.2?}  p99 {peer99:>10.2?}");
     eprintln!(
@@ -160,4 +206,37 @@ fn main() {
         (ours50.as_secs_f64() / series as f64) / (peer50.as_secs_f64() / peer_series as f64)
     );
     eprintln!("    of which the snapshot     p50 {snap50:>10.2?}  p99 {snap99:>10.2?}");
+    eprintln!("    and the advice rows       p50 {plain_rows50:>10.2?}  p99 {plain_rows99:>10.2?}");
+
+    let text = metacache_server::metrics::render(&advised);
+    let series = text.lines().filter(|l| !l.starts_with('#')).count();
+    let rows = advised.advice_rows();
+    let catalog_points: usize = rows
+        .iter()
+        .filter(|r| r.entry_name.is_none())
+        .map(|r| r.advice.points.len())
+        .sum();
+    let cache_points: usize = rows
+        .iter()
+        .filter(|r| r.entry_name.is_some())
+        .map(|r| r.advice.points.len())
+        .sum();
+    let (adv50, adv99) = percentiles(|| {
+        metacache_server::metrics::render(&advised);
+    });
+    let (rows50, rows99) = percentiles(|| {
+        advised.advice_rows();
+    });
+    eprintln!(
+        "advised node: {series} series, {} advice rows ({cache_points} cache points, {catalog_points} catalog points), 300 renders each:",
+        rows.len()
+    );
+    let advisors = advised.governor().advisors_budget();
+    eprintln!(
+        "  the advisors hold {} of {:?} bytes",
+        advisors.used(),
+        advisors.limit()
+    );
+    eprintln!("  metacache render            p50 {adv50:>10.2?}  p99 {adv99:>10.2?}");
+    eprintln!("    of which the advice rows  p50 {rows50:>10.2?}  p99 {rows99:>10.2?}");
 }

@@ -377,24 +377,23 @@ fn per_cache(
     compared
 }
 
-#[test]
-fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
-    let (_dir, data) = data_dir();
-    let server = Server::start(&data, SAMPLE);
-    let workload = workload(400);
-    send(&server, &workload, ONE.count);
-    let (entries, catalogs) = advice(&server);
-
-    // Each catalog under one shared limit at each point of its own curve (first: an entry's
-    // limit may not exceed its catalog's), then lifted for the caches' own limits.
+/// Each catalog under one shared limit at each point of its own curve (first: an entry's limit
+/// may not exceed its catalog's), the workload replayed as `clients` says; then the limit is
+/// lifted for the caches' own limits.
+fn per_catalog(
+    server: &Server,
+    workload: &[String],
+    clients: Clients,
+    catalogs: &[(&'static str, Vec<Value>)],
+) -> Vec<Compared> {
     let mut shared = Vec::new();
-    for (catalog, curve) in &catalogs {
+    for (catalog, curve) in catalogs {
         for point in curve {
             let (bytes, predicted) = point_of(point);
             let statement = format!(
                 "ALTER CATALOG {catalog} SET PROPERTIES ('meta.cache.max-weight' = '{bytes}')"
             );
-            let measured = measure(&server, &workload, ONE, &statement, catalog, None);
+            let measured = measure(server, workload, clients, &statement, catalog, None);
             shared.push(Compared {
                 what: catalog.to_string(),
                 bytes,
@@ -406,7 +405,18 @@ fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
             "ALTER CATALOG {catalog} SET PROPERTIES ('meta.cache.max-weight' = '1GB')"
         ));
     }
+    shared
+}
 
+#[test]
+fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
+    let (_dir, data) = data_dir();
+    let server = Server::start(&data, SAMPLE);
+    let workload = workload(400);
+    send(&server, &workload, ONE.count);
+    let (entries, catalogs) = advice(&server);
+
+    let shared = per_catalog(&server, &workload, ONE, &catalogs);
     let compared = per_cache(&server, &workload, ONE, &entries);
     // The catalog's points model a bare shared limit (a residence time common to its caches):
     // a model of reclamation between the caches, not a simulation of it as each cache's own
@@ -475,15 +485,28 @@ fn curves_of_the_sample_catalogs_follow_replays_at_each_limit() {
 /// hit rate at a size varies from replay to replay, so each point is replayed three times and
 /// the prediction is measured from their range. A longer workload than the first test's evens
 /// the interleavings out over more requests per cache. Nothing may be lost on the way: every
-/// advisor's queue is drained by the governor's thread while the clients send.
+/// advisor's queue is drained by the governor's thread while the clients send. Each catalog's
+/// rows are replayed too, as a bare shared limit at each point of its curve.
 #[test]
 fn curves_recorded_from_concurrent_clients_follow_concurrent_replays() {
     let (_dir, data) = data_dir();
     let server = Server::start(&data, SAMPLE);
     let workload = workload(800);
     send(&server, &workload, CONCURRENT.count);
-    let (entries, _) = advice(&server);
+    let (entries, catalogs) = advice(&server);
+    let shared = per_catalog(&server, &workload, CONCURRENT, &catalogs);
     let compared = per_cache(&server, &workload, CONCURRENT, &entries);
+    let (mae, max) = report(
+        &format!(
+            "shared by each catalog's caches, {} concurrent clients",
+            CONCURRENT.count
+        ),
+        &shared,
+    );
+    assert!(
+        mae <= 0.035 && max <= 0.12,
+        "MAE {mae:.4}, max {max:.4}: {shared:#?}"
+    );
     let (mae, max) = report(
         &format!("per cache, {} concurrent clients", CONCURRENT.count),
         &compared,

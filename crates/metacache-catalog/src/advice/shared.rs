@@ -84,50 +84,109 @@ impl Occupant<'_> {
     }
 }
 
-/// The bytes each cache holds under one limit of `size` bytes: each cache's [`Occupant::held`]
-/// at the residence time whose bytes add up to `size` (the most each can hold, if they fit).
-pub(super) fn shares(caches: &[Occupant<'_>], size: u64) -> Vec<f64> {
-    if size == 0 {
-        return vec![0.0; caches.len()];
-    }
-    let size = size as f64;
-    let held = |residence: f64| -> Vec<f64> { caches.iter().map(|c| c.held(residence)).collect() };
-    let total = |shares: &[f64]| shares.iter().sum::<f64>();
-    let all: f64 = caches.iter().map(Occupant::ceiling).sum();
-    if size >= all {
-        return caches.iter().map(Occupant::ceiling).collect();
-    }
-    // A residence time long enough, then bisection (in ratio: the times span many orders of
-    // magnitude). A curve that reaches a hit rate of 1 at its working set nears it without
-    // reaching it, hence the bound on the doublings.
-    let (mut short, mut long) = (0.0, 1.0);
-    for _ in 0..256 {
-        if total(&held(long)) >= size {
-            break;
+/// The residence time of the last size solved: the next, larger size's is longer, so its
+/// search starts there ([`Residence::shares`] for a curve's sizes in ascending order).
+#[derive(Debug, Default)]
+pub(super) struct Residence {
+    last: f64,
+}
+
+impl Residence {
+    /// The bytes each cache holds under one limit of `size` bytes: each cache's
+    /// [`Occupant::held`] at the residence time whose bytes add up to `size` (the most each can
+    /// hold, if they fit). The search starts from the residence time of the last size asked (a
+    /// smaller size's is a lower bound; a larger one's is ignored).
+    pub(super) fn shares(&mut self, caches: &[Occupant<'_>], size: u64) -> Vec<f64> {
+        if size == 0 {
+            return vec![0.0; caches.len()];
         }
-        (short, long) = (long, long * 2.0);
-    }
-    for _ in 0..100 {
-        let mid = if short > 0.0 {
-            (short * long).sqrt()
+        let size = size as f64;
+        let held =
+            |residence: f64| -> Vec<f64> { caches.iter().map(|c| c.held(residence)).collect() };
+        let total = |residence: f64| caches.iter().map(|c| c.held(residence)).sum::<f64>();
+        let all: f64 = caches.iter().map(Occupant::ceiling).sum();
+        if size >= all {
+            return caches.iter().map(Occupant::ceiling).collect();
+        }
+        // The residence time is found in its logarithm (times span many orders of magnitude):
+        // a bracket — from the last size's time, which held less, or else from a minute, in
+        // steps of 16× — then regula falsi with the Illinois rule (the end kept twice in a row
+        // has its excess halved), which nears the root superlinearly where bisection gained a
+        // bit a step: about 12 evaluations a size, bracket included, where bisection to the
+        // same precision took over 30 (each walks every cache's curve; docs/benchmarks.md,
+        // "`/metrics`"). A curve that reaches a hit rate of 1 at its working set nears it
+        // without reaching it, hence the bound on the steps.
+        let excess = |residence: f64| total(residence) - size;
+        let (mut short, mut long) = if self.last > 0.0 && excess(self.last) < 0.0 {
+            (self.last, self.last * 16.0)
         } else {
-            long / 2.0
+            (1.0 / 16.0, 1.0)
         };
-        if total(&held(mid)) < size {
-            short = mid;
-        } else {
-            long = mid;
+        let mut long_excess = excess(long);
+        for _ in 0..64 {
+            if long_excess >= 0.0 {
+                break;
+            }
+            (short, long) = (long, long * 16.0);
+            long_excess = excess(long);
         }
-        if long - short <= long * 1e-9 {
-            break;
+        let mut short_excess = excess(short);
+        for _ in 0..64 {
+            if short_excess < 0.0 {
+                break;
+            }
+            (short, long, long_excess) = (short / 16.0, short, short_excess);
+            short_excess = excess(short);
         }
+        // The ends in the logarithm, and the excess the falsi line is drawn through at each:
+        // the true one, or a fraction of it under the Illinois rule.
+        let (mut low, mut high) = (short.ln(), long.ln());
+        let (mut low_line, mut high_line) = (short_excess, long_excess);
+        let mut high_excess = long_excess;
+        let mut high_kept = None;
+        let close = size * 1e-12;
+        for _ in 0..100 {
+            if high_excess <= close || high - low <= 1e-9 {
+                break;
+            }
+            // Where the line between the ends crosses zero, if strictly inside; else halfway.
+            let mut x = (low * high_line - high * low_line) / (high_line - low_line);
+            if !(x > low && x < high) {
+                x = (low + high) / 2.0;
+            }
+            let at = excess(x.exp());
+            if at.abs() <= close {
+                high = x;
+                break;
+            }
+            if at < 0.0 {
+                (low, low_line) = (x, at);
+                if high_kept == Some(true) {
+                    high_line /= 2.0;
+                }
+                high_kept = Some(true);
+            } else {
+                (high, high_line, high_excess) = (x, at, at);
+                if high_kept == Some(false) {
+                    low_line /= 2.0;
+                }
+                high_kept = Some(false);
+            }
+        }
+        long = high.exp();
+        self.last = long;
+        held(long)
     }
-    held(long)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shares of `size` found from scratch.
+    fn shares(caches: &[Occupant<'_>], size: u64) -> Vec<f64> {
+        Residence::default().shares(caches, size)
+    }
 
     fn knots(points: &[(u64, f64)]) -> Vec<Knot> {
         points
@@ -214,5 +273,57 @@ mod tests {
         assert!((split[1] - 2000.0).abs() < 1e-3, "{split:?}");
         // More than both can hold: each holds its most.
         assert_eq!(shares(&caches, 9000), vec![1000.0, 4000.0]);
+    }
+
+    #[test]
+    fn the_residence_found_fills_the_limit_size_after_size() {
+        // Curves of every shape (steps, flat stretches, rates of 1) in a fixed pseudo-random
+        // mix; sizes ascending, each solved both from the last size's time and from scratch.
+        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+        let mut next = |modulo: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % modulo
+        };
+        let curves: Vec<Vec<Knot>> = (0..15)
+            .map(|_| {
+                let (mut bytes, mut rate) = (0, 0.0);
+                let steps: Vec<(u64, f64)> = (0..1 + next(12))
+                    .map(|_| {
+                        bytes += 1 + next(20_000);
+                        rate = f64::min(rate + next(5) as f64 * 0.06, 1.0);
+                        (bytes, rate)
+                    })
+                    .collect();
+                knots(&steps)
+            })
+            .collect();
+        let caches: Vec<Occupant<'_>> = curves
+            .iter()
+            .map(|c| cache(c, 1.0 + next(1000) as f64, 10.0 + next(2000) as f64))
+            .collect();
+        let all: f64 = caches.iter().map(Occupant::ceiling).sum();
+        let mut warm = Residence::default();
+        let mut last = vec![0.0; caches.len()];
+        let mut size = 64;
+        while (size as f64) < all * 2.0 {
+            let held = warm.shares(&caches, size);
+            let sum: f64 = held.iter().sum();
+            let fill = (size as f64).min(all);
+            assert!((sum - fill).abs() <= fill * 1e-6, "{size}: {sum} of {fill}");
+            for (i, (now, before)) in held.iter().zip(&last).enumerate() {
+                assert!(*now >= before - fill * 1e-6, "{size}: cache {i} fell");
+            }
+            let cold = shares(&caches, size);
+            for (a, b) in held.iter().zip(&cold) {
+                assert!(
+                    (a - b).abs() <= fill * 1e-6,
+                    "{size}: {held:?} against {cold:?}"
+                );
+            }
+            last = held;
+            size = size * 3 / 2;
+        }
     }
 }

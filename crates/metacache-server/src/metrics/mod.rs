@@ -9,9 +9,11 @@
 //!
 //! Families are built from a snapshot at scrape time, so there is no second set of counters to
 //! keep in step with the caches. The per-cache families (9 series for a typical cache, `cache`)
-//! are written straight into the output (`text` spells the format); the few node and catalog
-//! families go through the `prometheus` crate's encoder.
+//! and the quota advisor's curves (`advice`) are written straight into the output (`text`
+//! spells the format); the few node and catalog families go through the `prometheus` crate's
+//! encoder.
 
+mod advice;
 mod cache;
 mod text;
 
@@ -63,66 +65,6 @@ fn single(name: &str, help: &str, counter: bool, value: f64) -> MetricFamily {
 
 fn limit(bytes: Option<u64>) -> f64 {
     bytes.map_or(-1.0, |b| b as f64)
-}
-
-/// The quota advisor: each catalog's predicted hit ratio at every size of its grid (`bytes`
-/// label; the series of docs/grafana-dashboard.json's curve panels) and, at the `cache`
-/// granularity of `metrics_cache_labels` only, each cache's — a deployment that sums its series
-/// per entry or per catalog to keep them few does not get a curve per cache back — and what the
-/// node's advisors hold.
-fn advice_families(manager: &CatalogManager, granularity: Granularity) -> Vec<MetricFamily> {
-    let mut caches = family(
-        "metacache_cache_advice_hit_ratio",
-        "The quota advisor's predicted hit ratio of a cache at a byte limit (label bytes), over recent requests (catalog_meta_cache_advice).",
-        false,
-    );
-    let mut catalogs = family(
-        "metacache_catalog_advice_hit_ratio",
-        "The quota advisor's predicted hit ratio of a catalog's caches sharing one byte limit, meta.cache.max-weight alone (label bytes).",
-        false,
-    );
-    for catalog in manager.catalogs().iter().filter(|c| c.built_caches() > 0) {
-        for row in catalog.advice_rows() {
-            for point in &row.advice.points {
-                let bytes = point.cache_bytes.to_string();
-                match &row.entry_name {
-                    Some(_) if granularity != Granularity::Cache => {}
-                    Some(entry) => caches.mut_metric().push(sample(
-                        vec![
-                            label("catalog", &row.catalog),
-                            label("engine", &row.engine),
-                            label("entry", entry),
-                            label("bytes", &bytes),
-                        ],
-                        point.hit_rate,
-                        false,
-                    )),
-                    None => catalogs.mut_metric().push(sample(
-                        vec![label("catalog", &row.catalog), label("bytes", &bytes)],
-                        point.hit_rate,
-                        false,
-                    )),
-                }
-            }
-        }
-    }
-    let advisors = manager.governor().advisors_budget();
-    vec![
-        caches,
-        catalogs,
-        single(
-            "metacache_advisor_reserved_bytes",
-            "Bytes the quota advisors of the node's caches hold, charged to the node.",
-            false,
-            advisors.used() as f64,
-        ),
-        single(
-            "metacache_advisor_max_weight_bytes",
-            "The most the node's quota advisors may hold together (a sixteenth of the node limit, at most 256 MiB).",
-            false,
-            limit(advisors.limit()),
-        ),
-    ]
 }
 
 /// Refresh-ahead: per cache with `auto-refresh` on (few: on by default only for Iceberg tables),
@@ -447,6 +389,7 @@ pub fn render(manager: &CatalogManager) -> String {
     let granularity = Granularity::parse(&granularity).unwrap_or(Granularity::Cache);
     let mut text = String::with_capacity(rows.len() * cache::FAMILIES * 96 + 4096);
     cache::render_caches(rows, granularity, &mut text);
+    advice::render_advice(manager, granularity, &mut text);
     let mut families: Vec<MetricFamily> = Vec::new();
     let mut catalog_limit = family(
         "metacache_catalog_max_weight_bytes",
@@ -477,7 +420,6 @@ pub fn render(manager: &CatalogManager) -> String {
     families.extend(refresh_families(manager));
     families.extend(scope_families(manager));
     families.extend(disk_families(manager));
-    families.extend(advice_families(manager, granularity));
     let governor = manager.governor();
     let node = governor.node();
     let reclaim = governor.reclaim_stats();

@@ -1,0 +1,87 @@
+//! The quota advisor's series: each catalog's predicted hit ratio at every size of its grid
+//! (`bytes` label; the series of docs/grafana-dashboard.json's curve panels) and, at the `cache`
+//! granularity of `metrics_cache_labels` only, each cache's — a deployment that sums its series
+//! per entry or per catalog to keep them few does not get a curve per cache back — and what the
+//! node's advisors hold.
+//!
+//! Written straight into the output as the per-cache families are: a node of 100 catalogs with
+//! curves has some 15,000 points, and a `prometheus` protobuf message per point (four label
+//! strings each) cost more than building the curves (docs/benchmarks.md, "`/metrics`").
+
+use metacache_catalog::CatalogManager;
+
+use super::cache::Granularity;
+use super::text::{Sample, escape, push_header, push_sample, push_value};
+
+const CACHE_CURVE: &str = "metacache_cache_advice_hit_ratio";
+const CATALOG_CURVE: &str = "metacache_catalog_advice_hit_ratio";
+
+/// Appends the advisor's families to `out`; a curve family without a point is left out.
+pub(super) fn render_advice(manager: &CatalogManager, granularity: Granularity, out: &mut String) {
+    let (mut caches, mut catalogs) = (String::new(), String::new());
+    for catalog in manager.catalogs().iter().filter(|c| c.built_caches() > 0) {
+        for row in catalog.advice_rows() {
+            let (lines, name) = match &row.entry_name {
+                Some(_) if granularity != Granularity::Cache => continue,
+                Some(_) => (&mut caches, CACHE_CURVE),
+                None => (&mut catalogs, CATALOG_CURVE),
+            };
+            // The labels up to `bytes`, spelled once per row.
+            let mut labels = String::from("{catalog=\"");
+            escape(&row.catalog, &mut labels);
+            if let Some(entry) = &row.entry_name {
+                labels.push_str("\",engine=\"");
+                escape(&row.engine, &mut labels);
+                labels.push_str("\",entry=\"");
+                escape(entry, &mut labels);
+            }
+            labels.push_str("\",bytes=\"");
+            for point in &row.advice.points {
+                lines.push_str(name);
+                lines.push_str(&labels);
+                lines.push_str(itoa::Buffer::new().format(point.cache_bytes));
+                lines.push_str("\"} ");
+                push_value(point.hit_rate, lines);
+                lines.push('\n');
+            }
+        }
+    }
+    if !caches.is_empty() {
+        push_header(
+            CACHE_CURVE,
+            "The quota advisor's predicted hit ratio of a cache at a byte limit (label bytes), over recent requests (catalog_meta_cache_advice).",
+            "gauge",
+            out,
+        );
+        out.push_str(&caches);
+    }
+    if !catalogs.is_empty() {
+        push_header(
+            CATALOG_CURVE,
+            "The quota advisor's predicted hit ratio of a catalog's caches sharing one byte limit, meta.cache.max-weight alone (label bytes).",
+            "gauge",
+            out,
+        );
+        out.push_str(&catalogs);
+    }
+    let advisors = manager.governor().advisors_budget();
+    let limit = advisors.limit().map_or(Sample::Signed(-1), Sample::Count);
+    for (name, help, sample) in [
+        (
+            "metacache_advisor_reserved_bytes",
+            "Bytes the quota advisors of the node's caches hold, charged to the node.",
+            Sample::Count(advisors.used()),
+        ),
+        (
+            "metacache_advisor_max_weight_bytes",
+            "The most the node's quota advisors may hold together (a sixteenth of the node limit, at most 256 MiB).",
+            limit,
+        ),
+    ] {
+        push_header(name, help, "gauge", out);
+        out.push_str(name);
+        out.push(' ');
+        push_sample(sample, out);
+        out.push('\n');
+    }
+}
