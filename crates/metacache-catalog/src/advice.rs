@@ -265,6 +265,18 @@ fn knots(advice: &Advice) -> Vec<Knot> {
     knots
 }
 
+/// A fixed sequence of pseudo-random numbers (xorshift) for the tests' random curves: each
+/// call answers one below its argument.
+#[cfg(test)]
+fn pseudo_random(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |modulo| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % modulo
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -279,13 +279,7 @@ mod tests {
     fn the_residence_found_fills_the_limit_size_after_size() {
         // Curves of every shape (steps, flat stretches, rates of 1) in a fixed pseudo-random
         // mix; sizes ascending, each solved both from the last size's time and from scratch.
-        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
-        let mut next = |modulo: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % modulo
-        };
+        let mut next = crate::advice::pseudo_random(0x2545_F491_4F6C_DD1D_u64);
         let curves: Vec<Vec<Knot>> = (0..15)
             .map(|_| {
                 let (mut bytes, mut rate) = (0, 0.0);

@@ -178,13 +178,7 @@ mod tests {
     #[test]
     fn one_walk_along_the_sizes_splits_each_as_a_walk_of_its_own() {
         // Curves with flat stretches, steps and equal gains, in a fixed pseudo-random mix.
-        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut next = |modulo: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % modulo
-        };
+        let mut next = crate::advice::pseudo_random(0x9E37_79B9_7F4A_7C15_u64);
         let caches: Vec<Advice> = (0..12)
             .map(|_| {
                 let steps: Vec<(u64, f64)> = (0..1 + next(10))
