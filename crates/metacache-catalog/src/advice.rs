@@ -288,32 +288,36 @@ fn pseudo_random(mut seed: u64) -> impl FnMut(u64) -> u64 {
     }
 }
 
+/// A cache's advice for the tests: `rate` requests a minute, the curve's (bytes, hit rate)
+/// points, each resting on 100 sampled requests, its working set at the last point.
+#[cfg(test)]
+fn advice_of(rate: f64, curve: &[(u64, f64)]) -> Advice {
+    Advice {
+        points: curve
+            .iter()
+            .map(|&(cache_bytes, hit_rate)| AdvicePoint {
+                cache_bytes,
+                hit_rate,
+                loads_per_minute: (1.0 - hit_rate) * rate,
+                sampled_requests: 100,
+                confidence: 1.0,
+            })
+            .collect(),
+        sampled_keys: 10,
+        sample_limit: 4096,
+        sampling_rate: 1.0,
+        working_set_bytes: curve.last().map_or(0, |p| p.0),
+        requests_per_minute: rate,
+        reserved_bytes: 0,
+        dropped_events: 0,
+        half_life: metacache_cache::DEFAULT_HALF_LIFE,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::advice_of as advice;
     use super::*;
-
-    fn advice(rate: f64, curve: &[(u64, f64)]) -> Advice {
-        Advice {
-            points: curve
-                .iter()
-                .map(|&(cache_bytes, hit_rate)| AdvicePoint {
-                    cache_bytes,
-                    hit_rate,
-                    loads_per_minute: (1.0 - hit_rate) * rate,
-                    sampled_requests: 100,
-                    confidence: 1.0,
-                })
-                .collect(),
-            sampled_keys: 10,
-            sample_limit: 4096,
-            sampling_rate: 1.0,
-            working_set_bytes: curve.last().map_or(0, |p| p.0),
-            requests_per_minute: rate,
-            reserved_bytes: 0,
-            dropped_events: 0,
-            half_life: metacache_cache::DEFAULT_HALF_LIFE,
-        }
-    }
 
     /// The best split's hit rate and shares at each point.
     fn best(points: &[CatalogPoint]) -> (Vec<f64>, Vec<Vec<u64>>) {

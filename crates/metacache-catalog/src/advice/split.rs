@@ -148,31 +148,15 @@ mod tests {
     /// A cache of `requests` a minute whose curve rises by `steps` (bytes, hit rate added).
     fn advice(requests: f64, steps: &[(u64, f64)]) -> Advice {
         let (mut bytes, mut rate) = (0, 0.0);
-        let points = steps
+        let curve: Vec<(u64, f64)> = steps
             .iter()
             .map(|&(more, gain)| {
                 bytes += more;
                 rate = f64::min(rate + gain, 1.0);
-                AdvicePoint {
-                    cache_bytes: bytes,
-                    hit_rate: rate,
-                    loads_per_minute: (1.0 - rate) * requests,
-                    sampled_requests: 10,
-                    confidence: 1.0,
-                }
+                (bytes, rate)
             })
             .collect();
-        Advice {
-            points,
-            sampled_keys: 10,
-            sample_limit: 4096,
-            sampling_rate: 1.0,
-            working_set_bytes: bytes,
-            requests_per_minute: requests,
-            reserved_bytes: 0,
-            dropped_events: 0,
-            half_life: metacache_cache::DEFAULT_HALF_LIFE,
-        }
+        crate::advice::advice_of(requests, &curve)
     }
 
     #[test]
