@@ -7,7 +7,9 @@
 //!
 //! A second node has the same caches with curves: each cache holds [`ADVISED_KEYS`] values of
 //! mixed sizes and has served skewed requests, so every scrape also builds 100 catalogs' advice
-//! rows (their caches' curves and the catalog's shared-limit model and split at every size).
+//! rows (their caches' curves and the catalog's shared-limit model and split at every size) —
+//! idle between scrapes (each cache's curve is kept from the last read), then busy (every cache
+//! serves requests between two scrapes, so every curve is read anew).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,6 +27,8 @@ const CACHES: usize = 19;
 const ADVISED_KEYS: u64 = 300;
 /// Requests per cache on the advised node (skewed towards low key numbers).
 const ADVISED_REQUESTS: u64 = 3_000;
+/// Requests per cache of the advised node between two scrapes, for the busy node's figures.
+const BUSY_REQUESTS: u64 = 10;
 
 /// A node of 100 catalogs × 19 caches; each cache holds one value, or with `advised`
 /// [`ADVISED_KEYS`] values of 100 B to 2 KB after [`ADVISED_REQUESTS`] skewed requests.
@@ -143,9 +147,16 @@ fn encode(registry: &Registry) -> Vec<u8> {
     out
 }
 
-fn percentiles(mut f: impl FnMut()) -> (Duration, Duration) {
+/// p50 and p99 of 300 runs of `f`.
+fn percentiles(f: impl FnMut()) -> (Duration, Duration) {
+    percentiles_after(|| {}, f)
+}
+
+/// p50 and p99 of 300 runs of `f`, each after an untimed run of `before`.
+fn percentiles_after(mut before: impl FnMut(), mut f: impl FnMut()) -> (Duration, Duration) {
     let mut samples: Vec<Duration> = (0..300)
         .map(|_| {
+            before();
             let start = Instant::now();
             f();
             start.elapsed()
@@ -153,6 +164,18 @@ fn percentiles(mut f: impl FnMut()) -> (Duration, Duration) {
         .collect();
     samples.sort();
     (samples[150], samples[297])
+}
+
+/// Between two scrapes every cache of the advised node serves [`BUSY_REQUESTS`] requests of its
+/// keys and its advisor drains: no curve read before stands (the hard case of a kept curve).
+fn serve_between_scrapes(caches: &[ManagedCache<String, Blob>], round: u64) {
+    for (n, cache) in caches.iter().enumerate() {
+        for i in 0..BUSY_REQUESTS {
+            let key = (round * 31 + n as u64 * 7 + i * 13) % ADVISED_KEYS;
+            cache.get(format!("key-{key}").as_str());
+        }
+        cache.advise_now();
+    }
 }
 
 fn main() {
@@ -239,4 +262,32 @@ fn main() {
     );
     eprintln!("  metacache render            p50 {adv50:>10.2?}  p99 {adv99:>10.2?}");
     eprintln!("    of which the advice rows  p50 {rows50:>10.2?}  p99 {rows99:>10.2?}");
+
+    let caches: Vec<ManagedCache<String, Blob>> = (0..CATALOGS)
+        .flat_map(|c| {
+            let catalog = advised
+                .catalog(&format!("catalog_{c:03}"))
+                .expect("catalog");
+            (0..CACHES)
+                .map(|i| {
+                    catalog
+                        .cache_by_name("bench", &format!("bench-{i}"))
+                        .expect("declared")
+                        .expect("built")
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut round = 0;
+    let (busy50, busy99) = percentiles_after(
+        || {
+            round += 1;
+            serve_between_scrapes(&caches, round);
+        },
+        || {
+            metacache_server::metrics::render(&advised);
+        },
+    );
+    eprintln!("  busy: {BUSY_REQUESTS} requests a cache between scrapes (no kept curve stands):");
+    eprintln!("  metacache render            p50 {busy50:>10.2?}  p99 {busy99:>10.2?}");
 }

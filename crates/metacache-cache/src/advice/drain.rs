@@ -138,7 +138,7 @@ impl Advisor {
 
     /// Keeps the reservation at or above what the advisor holds. A refusal stops the advisor
     /// for good (its memory would otherwise be held outside the ledger).
-    fn charge(&self, simulation: &mut Simulation) {
+    pub(super) fn charge(&self, simulation: &mut Simulation) {
         let room = self.queue.lock().room;
         let queues = 2 * (room + REPORT_EVENTS) * std::mem::size_of::<Event>();
         let held =

@@ -297,11 +297,13 @@ impl Miniature {
         false
     }
 
-    /// Removes the values expired at `now`, as the governor's periodic sweep does.
-    pub(super) fn sweep(&mut self, now: u64) {
+    /// Removes the values expired at `now`, as the governor's periodic sweep does; returns
+    /// whether any went.
+    pub(super) fn sweep(&mut self, now: u64) -> bool {
         if now < self.earliest_deadline {
-            return;
+            return false;
         }
+        let before = self.map.len();
         let earliest = Cell::new(NEVER);
         self.map.retain(|_, value| {
             let deadline = value.deadline.get();
@@ -311,6 +313,7 @@ impl Miniature {
             deadline > now
         });
         self.earliest_deadline = earliest.get();
+        self.map.len() != before
     }
 
     /// Whether a value of `key` is held (expired or not).

@@ -403,6 +403,10 @@ impl Advisor {
             simulation.state.set_crowd(crowd);
         }
         let mut advice = simulation.state.curve(served, limit, now);
+        // The curve kept for the next read is held too (a stopped advisor holds nothing).
+        if !self.retired.load(Relaxed) {
+            self.charge(&mut simulation);
+        }
         advice.reserved_bytes = simulation.reserved;
         advice.dropped_events = simulation.dropped;
         if self.retired.load(Relaxed) {

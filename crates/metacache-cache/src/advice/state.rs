@@ -22,6 +22,7 @@ use super::{Advice, AdvicePoint, AdvisorOptions, nanos};
 
 mod age;
 mod luck;
+mod memo;
 mod predict;
 
 use predict::Anchor;
@@ -112,6 +113,10 @@ pub(super) struct State {
     /// `luck_at`.
     pub(super) luck: Luck,
     luck_at: u64,
+    /// Bumped by every change a curve reads ([`memo`]).
+    version: u64,
+    /// The last curve read, and what it was read from.
+    memo: Option<memo::Memo>,
 }
 
 impl State {
@@ -141,6 +146,8 @@ impl State {
             trace_from: TRACE_FROM,
             luck: Luck::new(),
             luck_at: now,
+            version: 0,
+            memo: None,
             options,
         }
     }
@@ -148,6 +155,7 @@ impl State {
     /// A request of the key of `hash` (below the threshold when it was made) at `now`;
     /// `charge` is what its value is charged, 0 when not known yet (a miss, before its load).
     pub(super) fn request(&mut self, hash: u64, charge: u64, now: u64, served: Served) {
+        self.changed();
         // Aged first: a request after an aging counts whole, and the threshold it is tested
         // against is the one that aging left (a rate that rose samples more keys).
         self.age_until(now, served);
@@ -193,6 +201,7 @@ impl State {
 
     /// The value of the key of `hash` was loaded and charged `charge` at `now`.
     pub(super) fn learn(&mut self, hash: u64, charge: u64, now: u64) {
+        self.changed();
         if charge == 0 || self.sampler.get(hash).is_none() {
             return;
         }
@@ -216,6 +225,7 @@ impl State {
         now: u64,
         served: Served,
     ) {
+        self.changed();
         self.tick(now, served);
         self.luck.report(charge);
         if self.heavy.report(hash, charge, report) && self.binds() {
@@ -227,6 +237,7 @@ impl State {
     /// for it does not store it (the cache fences such a load). With `held`, the key's ghost
     /// stays where there is one (the cache removed a held value by predicate).
     pub(super) fn invalidate(&mut self, hash: u64, held: bool) {
+        self.changed();
         self.heavy.invalidated(hash);
         self.sampler.invalidated(hash);
         if held {
@@ -242,6 +253,7 @@ impl State {
     /// Every value was invalidated: no size holds any (the counts and the frequency histories
     /// stay, as the cache's do).
     pub(super) fn clear(&mut self) {
+        self.changed();
         self.clears += 1.0;
         for mini in self.all() {
             mini.clear();
@@ -252,6 +264,7 @@ impl State {
     /// The key of `hash` flooded the queue: heavy at once (while the sample binds; otherwise the
     /// miniatures must see all of its requests, and the sample sheds keys until it binds).
     pub(super) fn flood(&mut self, hash: u64, charge: u64) {
+        self.changed();
         if self.binds() && self.heavy.promote(hash, charge) {
             self.counted_apart(&[hash]);
         }
@@ -284,6 +297,7 @@ impl State {
     /// Lowers the sample to `keys` keys at most (the advisor could not keep up with its
     /// requests); returns the new threshold.
     pub(super) fn shed(&mut self, keys: usize) -> u64 {
+        self.changed();
         self.shed_since_aging = true;
         let before = self.sampler.rate();
         let left = self.sampler.shrink(keys);
@@ -403,6 +417,7 @@ impl State {
     /// key's mean requests (at the least the table's own floor). A key that becomes heavy by it
     /// leaves the miniatures, as one promoted by a report does.
     pub(super) fn update_promote(&mut self) {
+        self.changed();
         let mean = self.unbounded.requests() / self.sampler.len().max(1) as f64;
         let newly = self.heavy.set_promote(HEAVIER_THAN_MEAN * mean);
         if self.binds() && !newly.is_empty() {
@@ -417,19 +432,25 @@ impl State {
             .retain(|hash| sampler.get(hash).is_some_and(|key| key.requests >= keep));
     }
 
-    /// Ages the counts and sweeps expired values when their time has come.
-    fn tick(&mut self, now: u64, served: Served) {
+    /// Ages the counts, sweeps expired values and settles the byte luck when their time has
+    /// come; returns whether that changed what a curve reads (and if so, says so: [`memo`]).
+    fn tick(&mut self, now: u64, served: Served) -> bool {
+        let mut changed = false;
         if now >= self.luck_at {
             self.luck_at = now.saturating_add(LUCK_EVERY);
-            self.settle_luck();
+            changed |= self.settle_luck();
         }
         if now >= self.next_sweep {
             for mini in self.all() {
-                mini.sweep(now);
+                changed |= mini.sweep(now);
             }
             self.next_sweep = now.saturating_add(nanos(self.options.sweep_interval));
         }
-        self.age_until(now, served);
+        changed |= self.age_until(now, served);
+        if changed {
+            self.changed();
+        }
+        changed
     }
 
     /// Adds sizes until the largest is at least twice the working set; a new size starts as a
@@ -451,9 +472,10 @@ impl State {
         }
     }
 
-    /// Bytes held by the sample, the miniatures and the heavy keys.
+    /// Bytes held by the sample, the miniatures, the heavy keys and the kept curve.
     pub(super) fn bytes(&self) -> u64 {
-        self.sampler.bytes()
+        self.memo.as_ref().map_or(0, memo::Memo::bytes)
+            + self.sampler.bytes()
             + self.unbounded.bytes()
             + self.heavy.bytes()
             + self.traces.bytes()
@@ -467,16 +489,24 @@ impl State {
 
     /// The curve at `now`, for a cache that has served `served` in all and whose byte limit is
     /// `limit` now, pinned to the cache's measured hit ratio at that limit ([`Anchor`]).
+    /// A curve read before from the same state, totals and limit is kept and answered again
+    /// ([`memo`]).
     pub(super) fn curve(&mut self, served: Served, limit: Option<u64>, now: u64) -> Advice {
         self.tick(now, served);
-        let requests_per_minute = self.requests_per_minute(served, now);
+        // A new minute's mark first, so that every read at one moment sees one rate.
         let last = self.marks[1].0;
         if now.saturating_sub(last) >= 60_000_000_000 {
             self.marks = [self.marks[1], (now, served.requests)];
         }
+        let requests_per_minute = self.requests_per_minute(served, now);
+        if let Some(kept) = self.kept_curve(served, limit, requests_per_minute) {
+            return kept;
+        }
         let rate = self.sampler.rate();
         let (requests, hits) = self.totals(served);
         let heavy = self.counted_heavy();
+        // The request rate enters the prediction only through an invalidated heavy key.
+        let uses_rate = heavy.iter().any(|k| k.invalidations > 0.0);
         let per_nano = requests_per_minute / 60e9;
         let anchor = Anchor {
             limit,
@@ -516,7 +546,7 @@ impl State {
                 }
             }
         }
-        Advice {
+        let advice = Advice {
             points,
             sampled_keys: self.sampler.len() as u64,
             sample_limit: self.sampler.limit() as u64,
@@ -526,7 +556,9 @@ impl State {
             reserved_bytes: 0,
             dropped_events: 0,
             half_life: Duration::from_nanos(self.half_life),
-        }
+        };
+        self.keep_curve(served, limit, requests_per_minute, uses_rate, &advice);
+        advice
     }
 
     /// How many keys the sample is worth to a hit ratio: the sampled keys not counted apart,

@@ -8,7 +8,7 @@
 //! curves has some 15,000 points, and a `prometheus` protobuf message per point (four label
 //! strings each) cost more than building the curves (docs/benchmarks.md, "`/metrics`").
 
-use metacache_catalog::CatalogManager;
+use metacache_catalog::{AdviceRow, CatalogManager};
 
 use super::cache::Granularity;
 use super::text::{Sample, escape, push_header, push_sample, push_value};
@@ -18,52 +18,32 @@ const CATALOG_CURVE: &str = "metacache_catalog_advice_hit_ratio";
 
 /// Appends the advisor's families to `out`; a curve family without a point is left out.
 pub(super) fn render_advice(manager: &CatalogManager, granularity: Granularity, out: &mut String) {
-    let (mut caches, mut catalogs) = (String::new(), String::new());
-    for catalog in manager.catalogs().iter().filter(|c| c.built_caches() > 0) {
-        for row in catalog.advice_rows() {
-            let (lines, name) = match &row.entry_name {
-                Some(_) if granularity != Granularity::Cache => continue,
-                Some(_) => (&mut caches, CACHE_CURVE),
-                None => (&mut catalogs, CATALOG_CURVE),
-            };
-            // The labels up to `bytes`, spelled once per row.
-            let mut labels = String::from("{catalog=\"");
-            escape(&row.catalog, &mut labels);
-            if let Some(entry) = &row.entry_name {
-                labels.push_str("\",engine=\"");
-                escape(&row.engine, &mut labels);
-                labels.push_str("\",entry=\"");
-                escape(entry, &mut labels);
-            }
-            labels.push_str("\",bytes=\"");
-            for point in &row.advice.points {
-                lines.push_str(name);
-                lines.push_str(&labels);
-                lines.push_str(itoa::Buffer::new().format(point.cache_bytes));
-                lines.push_str("\"} ");
-                push_value(point.hit_rate, lines);
-                lines.push('\n');
-            }
-        }
-    }
-    if !caches.is_empty() {
-        push_header(
+    let catalogs = manager.catalogs();
+    let rows: Vec<AdviceRow> = catalogs
+        .iter()
+        .filter(|c| c.built_caches() > 0)
+        .flat_map(|c| c.advice_rows())
+        .collect();
+    // Room for every point's line at once (a line is some 100 bytes), so that the text, already
+    // megabytes long, is not copied over as it grows.
+    let points: usize = rows.iter().map(|r| r.advice.points.len()).sum();
+    out.reserve(points * 112 + 1024);
+    let (cache_rows, catalog_rows): (Vec<&AdviceRow>, Vec<&AdviceRow>) =
+        rows.iter().partition(|r| r.entry_name.is_some());
+    if granularity == Granularity::Cache {
+        push_curves(
             CACHE_CURVE,
             "The quota advisor's predicted hit ratio of a cache at a byte limit (label bytes), over recent requests (catalog_meta_cache_advice).",
-            "gauge",
+            &cache_rows,
             out,
         );
-        out.push_str(&caches);
     }
-    if !catalogs.is_empty() {
-        push_header(
-            CATALOG_CURVE,
-            "The quota advisor's predicted hit ratio of a catalog's caches sharing one byte limit, meta.cache.max-weight alone (label bytes).",
-            "gauge",
-            out,
-        );
-        out.push_str(&catalogs);
-    }
+    push_curves(
+        CATALOG_CURVE,
+        "The quota advisor's predicted hit ratio of a catalog's caches sharing one byte limit, meta.cache.max-weight alone (label bytes).",
+        &catalog_rows,
+        out,
+    );
     let advisors = manager.governor().advisors_budget();
     let limit = advisors.limit().map_or(Sample::Signed(-1), Sample::Count);
     for (name, help, sample) in [
@@ -83,5 +63,35 @@ pub(super) fn render_advice(manager: &CatalogManager, granularity: Granularity, 
         out.push(' ');
         push_sample(sample, out);
         out.push('\n');
+    }
+}
+
+/// The family `name` of a point per size of each row's curve, if any row has one.
+fn push_curves(name: &str, help: &str, rows: &[&AdviceRow], out: &mut String) {
+    if rows.iter().all(|r| r.advice.points.is_empty()) {
+        return;
+    }
+    push_header(name, help, "gauge", out);
+    let mut labels = String::new();
+    for row in rows {
+        // The labels up to `bytes`, spelled once per row.
+        labels.clear();
+        labels.push_str("{catalog=\"");
+        escape(&row.catalog, &mut labels);
+        if let Some(entry) = &row.entry_name {
+            labels.push_str("\",engine=\"");
+            escape(&row.engine, &mut labels);
+            labels.push_str("\",entry=\"");
+            escape(entry, &mut labels);
+        }
+        labels.push_str("\",bytes=\"");
+        for point in &row.advice.points {
+            out.push_str(name);
+            out.push_str(&labels);
+            out.push_str(itoa::Buffer::new().format(point.cache_bytes));
+            out.push_str("\"} ");
+            push_value(point.hit_rate, out);
+            out.push('\n');
+        }
     }
 }

@@ -17,7 +17,7 @@ mod advice;
 mod cache;
 mod text;
 
-use metacache_catalog::CatalogManager;
+use metacache_catalog::{CacheRow, CatalogManager};
 use prometheus::proto::{Counter, Gauge, LabelPair, Metric, MetricFamily, MetricType};
 use prometheus::{Encoder, TextEncoder};
 
@@ -67,9 +67,9 @@ fn limit(bytes: Option<u64>) -> f64 {
     bytes.map_or(-1.0, |b| b as f64)
 }
 
-/// Refresh-ahead: per cache with `auto-refresh` on (few: on by default only for Iceberg tables),
-/// and the node's bound.
-fn refresh_families(manager: &CatalogManager) -> Vec<MetricFamily> {
+/// Refresh-ahead: per cache of `rows` (the scrape's one snapshot) with `auto-refresh` on (few:
+/// on by default only for Iceberg tables), and the node's bound.
+fn refresh_families(rows: &[CacheRow], manager: &CatalogManager) -> Vec<MetricFamily> {
     let mut refreshes = family(
         "metacache_cache_refreshes_total",
         "Background refreshes of auto-refresh caches, by outcome: started, succeeded (stored a new value), unchanged (deadline renewed), failed, skipped (node bound reached).",
@@ -80,7 +80,7 @@ fn refresh_families(manager: &CatalogManager) -> Vec<MetricFamily> {
         "Callers at the hard TTL answered by a refresh instead of a load of their own.",
         true,
     );
-    for row in manager.built_cache_rows() {
+    for row in rows {
         if !row.stats.auto_refresh {
             continue;
         }
@@ -388,6 +388,8 @@ pub fn render(manager: &CatalogManager) -> String {
     let granularity = manager.metrics_cache_labels();
     let granularity = Granularity::parse(&granularity).unwrap_or(Granularity::Cache);
     let mut text = String::with_capacity(rows.len() * cache::FAMILIES * 96 + 4096);
+    // Read off the snapshot before the caches' families consume it.
+    let refresh = refresh_families(&rows, manager);
     cache::render_caches(rows, granularity, &mut text);
     advice::render_advice(manager, granularity, &mut text);
     let mut families: Vec<MetricFamily> = Vec::new();
@@ -417,7 +419,7 @@ pub fn render(manager: &CatalogManager) -> String {
     families.push(catalog_limit);
     families.push(catalog_used);
     families.extend(source_event_families(&catalogs));
-    families.extend(refresh_families(manager));
+    families.extend(refresh);
     families.extend(scope_families(manager));
     families.extend(disk_families(manager));
     let governor = manager.governor();

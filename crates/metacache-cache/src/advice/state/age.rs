@@ -21,6 +21,7 @@ impl State {
     pub(in super::super) fn set_half_life(&mut self, half_life: u64) {
         let half_life = half_life.max(1);
         if half_life != self.half_life {
+            self.changed();
             let last = self.next_age.saturating_sub(self.half_life);
             self.next_age = last.saturating_add(half_life);
             self.half_life = half_life;
@@ -29,9 +30,10 @@ impl State {
 
     /// Ages the counts for every half-life that ended by `now` (at most [`MAX_AGINGS`]);
     /// `served` are the cache's totals now.
-    pub(super) fn age_until(&mut self, now: u64, served: Served) {
+    /// Returns whether it aged.
+    pub(super) fn age_until(&mut self, now: u64, served: Served) -> bool {
         if now < self.next_age {
-            return;
+            return false;
         }
         let since = served.since(self.aging_mark);
         self.aged[0] += since[0];
@@ -62,6 +64,7 @@ impl State {
             self.aged = self.aged.map(|count| count / 2.0);
             self.next_age = self.next_age.saturating_add(self.half_life);
         }
+        true
     }
 }
 

@@ -25,8 +25,9 @@ impl State {
     }
 
     /// Settles the byte luck's factor from the sampled keys the miniatures hold (not those
-    /// counted apart); when it moved, the miniatures it applies to are resized.
-    pub(super) fn settle_luck(&mut self) {
+    /// counted apart); when it moved, the miniatures it applies to are resized. Returns whether
+    /// it moved.
+    pub(super) fn settle_luck(&mut self) -> bool {
         let binds = self.binds();
         let mut sampled = Weighed::default();
         for (hash, key) in self.sampler.keys() {
@@ -35,9 +36,11 @@ impl State {
             }
         }
         let heavy = self.heavy.reported_bytes();
-        if self.luck.settle(&sampled, self.sampler.rate(), heavy) {
+        let moved = self.luck.settle(&sampled, self.sampler.rate(), heavy);
+        if moved {
             self.rescale_minis(1.0);
         }
+        moved
     }
 
     /// Resizes every miniature but the unbounded one to its [`State::mini_rate`], its counts

@@ -122,7 +122,10 @@ impl State {
         self.crowd_at = Some(now);
         let heavy = self.counted_heavy();
         if heavy.is_empty() {
-            self.crowd.clear();
+            if !self.crowd.is_empty() {
+                self.changed();
+                self.crowd.clear();
+            }
             return None;
         }
         let per_nano = self.requests_per_minute(served, now) / 60e9;
@@ -142,7 +145,10 @@ impl State {
             .collect();
         let population = Population::new(&heavy, &rest, self.sampler.rate(), requests, self.clears);
         if population.is_empty() {
-            self.crowd.clear();
+            if !self.crowd.is_empty() {
+                self.changed();
+                self.crowd.clear();
+            }
             return None;
         }
         Some(CrowdJob {
@@ -165,6 +171,7 @@ impl State {
 
     /// The outcome of a [`CrowdJob`].
     pub(in crate::advice) fn set_crowd(&mut self, crowd: Vec<(u64, Crowded)>) {
+        self.changed();
         self.crowd = crowd;
     }
 
