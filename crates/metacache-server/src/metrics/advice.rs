@@ -18,26 +18,27 @@ const CATALOG_CURVE: &str = "metacache_catalog_advice_hit_ratio";
 
 /// Appends the advisor's families to `out`; a curve family without a point is left out.
 pub(super) fn render_advice(manager: &CatalogManager, granularity: Granularity, out: &mut String) {
-    let catalogs = manager.catalogs();
-    let rows: Vec<AdviceRow> = catalogs
-        .iter()
-        .filter(|c| c.built_caches() > 0)
-        .flat_map(|c| c.advice_rows())
-        .collect();
-    // Room for every point's line at once (a line is some 100 bytes), so that the text, already
-    // megabytes long, is not copied over as it grows.
-    let points: usize = rows.iter().map(|r| r.advice.points.len()).sum();
-    out.reserve(points * 112 + 1024);
-    let (cache_rows, catalog_rows): (Vec<&AdviceRow>, Vec<&AdviceRow>) =
+    // A catalog without a built cache has no rows.
+    let rows = manager.advice_rows();
+    let (mut cache_rows, catalog_rows): (Vec<&AdviceRow>, Vec<&AdviceRow>) =
         rows.iter().partition(|r| r.entry_name.is_some());
-    if granularity == Granularity::Cache {
-        push_curves(
-            CACHE_CURVE,
-            "The quota advisor's predicted hit ratio of a cache at a byte limit (label bytes), over recent requests (catalog_meta_cache_advice).",
-            &cache_rows,
-            out,
-        );
+    if granularity != Granularity::Cache {
+        cache_rows.clear();
     }
+    // Room for every line written at once (a line is some 100 bytes), so that the text, already
+    // megabytes long, is not copied over as it grows.
+    let points: usize = cache_rows
+        .iter()
+        .chain(&catalog_rows)
+        .map(|r| r.advice.points.len())
+        .sum();
+    out.reserve(points * 112 + 1024);
+    push_curves(
+        CACHE_CURVE,
+        "The quota advisor's predicted hit ratio of a cache at a byte limit (label bytes), over recent requests (catalog_meta_cache_advice).",
+        &cache_rows,
+        out,
+    );
     push_curves(
         CATALOG_CURVE,
         "The quota advisor's predicted hit ratio of a catalog's caches sharing one byte limit, meta.cache.max-weight alone (label bytes).",

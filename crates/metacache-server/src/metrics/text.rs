@@ -46,8 +46,8 @@ pub(super) fn push_value(value: f64, out: &mut String) {
     } else if value.fract() != 0.0 {
         // A ratio, a mean: the shortest digits that read back as `value` — those `{}` finds,
         // found several times faster (zmij, serde_json's float printer; most of the advisor's
-        // 15,000 curve points a scrape are such ratios). Below 1e-5 or so they come in
-        // exponent form, which the text format reads too.
+        // 15,000 curve points a scrape are such ratios). Very small ones may come in exponent
+        // form, which the text format reads too.
         out.push_str(zmij::Buffer::new().format_finite(value));
     } else {
         let _ = write!(out, "{value}");
