@@ -46,7 +46,10 @@ pub use catalog::{AlterScope, CacheRow, Catalog, CatalogDef};
 pub use error::{Error, Result, StoreError};
 pub use events::{ResetReason, SourceEvents, SourceEventsSnapshot};
 pub use key::{CacheId, DatabaseKey, MetaKey, TableKey};
-pub use manager::{Applied, CatalogManager, ConfigRow, CreateCatalog, ManagerOptions, Outcome};
+pub use manager::{
+    ADVICE_AHEAD_MAX_AGE, Applied, CatalogManager, ConfigRow, CreateCatalog, ManagerOptions,
+    Outcome,
+};
 pub use node_config::NodeConfig;
 pub use properties::{MASK, Properties, TYPE_KEY, is_secret_key};
 pub use reach::Reach;

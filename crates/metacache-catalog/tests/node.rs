@@ -420,3 +420,93 @@ fn the_reference_documents_every_entry_and_legacy_key() {
         }
     }
 }
+
+/// `/metrics` reads the quota advisor's rows built ahead: the first read builds them; a read
+/// after more requests answers from the rows kept and starts building the next, which the
+/// read after it answers from; rows older than `ADVICE_AHEAD_MAX_AGE` are built at the read.
+#[test]
+fn the_advice_rows_of_a_scrape_are_built_ahead_of_it() {
+    use metacache_catalog::ADVICE_AHEAD_MAX_AGE;
+    use metacache_catalog::memory::{MemorySource, NodeMemory};
+    use std::time::{Duration, Instant};
+
+    let (clock, time) = metacache_cache::Clock::manual();
+    let mut options = metacache_catalog::ManagerOptions::new(Arc::new(MemoryStore::new()));
+    options.clock = clock;
+    options.node_memory = Some(NodeMemory {
+        bytes: NODE_MEMORY,
+        source: MemorySource::Physical,
+    });
+    let manager = Arc::new(metacache_catalog::CatalogManager::open(options).expect("opens"));
+    manager
+        .define_engine(serde_json_from(
+            r#"{"name": "feature_store", "catalog_types": ["feature_store"],
+                "entries": [{"token": "features", "defaults": {"enable": true, "ttl": {"seconds": 3600}, "capacity": 500}}],
+                "caches": [{"entry_name": "fs-features", "source": {"entry": "features"}}]}"#,
+        ))
+        .expect("defined");
+    create(&manager, "fs", &[("type", "feature_store")]).expect("created");
+    let cache: ManagedCache<String, Blob> = manager
+        .catalog("fs")
+        .expect("fs")
+        .cache_by_name("feature_store", "fs-features")
+        .expect("declared")
+        .expect("built");
+    // `n` requests over `keys` keys of 1 KB each over 20 seconds (a rate the catalog's row
+    // weighs its caches by), then the advisor drains.
+    let serve = |n: u64, keys: u64| {
+        for i in 0..n {
+            let key = format!("k{}", (i * 7) % keys);
+            if cache.get(key.as_str()).is_none() {
+                cache.insert(key, Blob(1000));
+            }
+        }
+        time.advance(Duration::from_secs(20));
+        cache.advise_now();
+    };
+    let settle = || {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while manager.advice_ahead_building() {
+            assert!(
+                Instant::now() < deadline,
+                "the rows built ahead were not kept within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+
+    serve(400, 40);
+    let first = manager.advice_rows_ahead();
+    assert!(
+        first.iter().any(|r| r.entry_name.is_none()),
+        "the catalog's row: {first:?}"
+    );
+    assert_eq!(*first, manager.advice_rows(), "the first read builds them");
+    assert!(!manager.advice_ahead_building(), "and builds no more");
+
+    serve(2_000, 400);
+    let now = manager.advice_rows();
+    assert_ne!(now, *first, "the requests move the curves");
+    let second = manager.advice_rows_ahead();
+    assert!(
+        Arc::ptr_eq(&second, &first),
+        "a read answers from the rows kept"
+    );
+    settle();
+    let third = manager.advice_rows_ahead();
+    assert_eq!(
+        *third, now,
+        "the next read answers from the rows built after the last"
+    );
+    settle();
+
+    time.advance(ADVICE_AHEAD_MAX_AGE + Duration::from_secs(1));
+    serve(2_000, 4_000);
+    let fourth = manager.advice_rows_ahead();
+    assert_eq!(
+        *fourth,
+        manager.advice_rows(),
+        "rows older than {ADVICE_AHEAD_MAX_AGE:?} are built at the read"
+    );
+    assert_ne!(*fourth, *third);
+}

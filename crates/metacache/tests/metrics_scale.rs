@@ -160,6 +160,24 @@ fn a_thousand_catalogs_with_fifty_in_use_export_only_what_exists() {
         entry_series.len(),
         catalog_series.len()
     );
+    // A curve per cache only at the `cache` granularity; the catalogs' curves at every one.
+    let has =
+        |text: &str, family: &str| text.lines().any(|l| l.starts_with(&format!("{family}{{")));
+    assert!(
+        has(&text, "metacache_cache_advice_hit_ratio")
+            && has(&text, "metacache_catalog_advice_hit_ratio"),
+        "both curve families at the cache granularity"
+    );
+    for (granularity, coarse) in [("entry", &by_entry), ("catalog", &by_catalog)] {
+        assert!(
+            !coarse.contains("metacache_cache_advice_hit_ratio"),
+            "no per-cache curve (not even its header) at the {granularity} granularity"
+        );
+        assert!(
+            has(coarse, "metacache_catalog_advice_hit_ratio"),
+            "the catalogs' curves stay at the {granularity} granularity"
+        );
+    }
     assert_eq!(
         server.fails("ADMIN SET FRONTEND CONFIG ('metrics_cache_labels' = 'table')"),
         "ERROR 1105 (HY000) at line 1: Invalid value for configuration key 'metrics_cache_labels': table (cache, entry or catalog)"

@@ -22,8 +22,11 @@ use crate::memory::{MemorySource, NodeMemory};
 use crate::node_config::{EXTERNAL_META_CACHE_MAX_WEIGHT, KEYS, NodeConfig, config_key, like};
 use crate::store::{CatalogStore, Change};
 
+mod ahead;
 mod ddl;
 mod replica;
+
+pub use ahead::ADVICE_AHEAD_MAX_AGE;
 
 use crate::validate::{self, Warning};
 use crate::{Error, Properties, Result};
@@ -153,6 +156,8 @@ pub struct CatalogManager {
     ddl: Mutex<()>,
     /// Problems found in the store at open, for the log and the admin.
     load_warnings: Vec<String>,
+    /// The advisor's rows `/metrics` reads, built ahead ([`ahead`]).
+    ahead: ahead::Ahead,
 }
 
 impl CatalogManager {
@@ -224,6 +229,7 @@ impl CatalogManager {
             node: Mutex::new(node),
             ddl: Mutex::new(()),
             load_warnings,
+            ahead: ahead::Ahead::default(),
         })
     }
 

@@ -4,9 +4,15 @@
 //! per entry or per catalog to keep them few does not get a curve per cache back — and what the
 //! node's advisors hold.
 //!
+//! The rows are built ahead of the scrape (`metacache_catalog`'s `manager/ahead.rs`): each
+//! series lags its scrape by one scrape interval (at most two minutes), and a scrape costs the
+//! writing of the rows, not their building.
+//!
 //! Written straight into the output as the per-cache families are: a node of 100 catalogs with
 //! curves has some 15,000 points, and a `prometheus` protobuf message per point (four label
 //! strings each) cost more than building the curves (docs/benchmarks.md, "`/metrics`").
+
+use std::sync::Arc;
 
 use metacache_catalog::{AdviceRow, CatalogManager};
 
@@ -17,9 +23,15 @@ const CACHE_CURVE: &str = "metacache_cache_advice_hit_ratio";
 const CATALOG_CURVE: &str = "metacache_catalog_advice_hit_ratio";
 
 /// Appends the advisor's families to `out`; a curve family without a point is left out.
-pub(super) fn render_advice(manager: &CatalogManager, granularity: Granularity, out: &mut String) {
+/// The rows are those built ahead (`CatalogManager::advice_rows_ahead`): a scrape answers from
+/// the rows built after the one before it, and starts building the next.
+pub(super) fn render_advice(
+    manager: &Arc<CatalogManager>,
+    granularity: Granularity,
+    out: &mut String,
+) {
     // A catalog without a built cache has no rows.
-    let rows = manager.advice_rows();
+    let rows = manager.advice_rows_ahead();
     let (mut cache_rows, catalog_rows): (Vec<&AdviceRow>, Vec<&AdviceRow>) =
         rows.iter().partition(|r| r.entry_name.is_some());
     if granularity != Granularity::Cache {

@@ -17,6 +17,8 @@ mod advice;
 mod cache;
 mod text;
 
+use std::sync::Arc;
+
 use metacache_catalog::{CacheRow, CatalogManager};
 use prometheus::proto::{Counter, Gauge, LabelPair, Metric, MetricFamily, MetricType};
 use prometheus::{Encoder, TextEncoder};
@@ -380,8 +382,9 @@ fn source_event_families(
     ]
 }
 
-/// The exposition text of every metric now.
-pub fn render(manager: &CatalogManager) -> String {
+/// The exposition text of every metric now (the advisor's curves as built after the scrape
+/// before: `CatalogManager::advice_rows_ahead`).
+pub fn render(manager: &Arc<CatalogManager>) -> String {
     // Caches that exist: an idle catalog's unbuilt caches are rows of the statistics table
     // (Doris's semantics) but no series (issue 14: 1,000 idle catalogs were 380,000 series).
     let rows = manager.built_cache_rows();
