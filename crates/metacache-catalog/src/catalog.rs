@@ -440,6 +440,7 @@ impl Catalog {
             return Vec::new();
         }
         let mut rows = Vec::with_capacity(state.planned.len());
+        let catalog = self.name().to_string();
         for planned in &state.planned {
             let (engine, entry_name) = (&planned.engine.name, &planned.cache.def.entry_name);
             let built = state
@@ -452,7 +453,7 @@ impl Catalog {
                 None => CacheStats::idle(&planned.cache.config, self.idle_max_weight(planned)),
             };
             rows.push(CacheRow {
-                catalog: self.name().to_string(),
+                catalog: catalog.clone(),
                 engine: engine.clone(),
                 built: built.is_some(),
                 stats,

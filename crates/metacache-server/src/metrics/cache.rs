@@ -203,7 +203,10 @@ fn groups(rows: Vec<CacheRow>, granularity: Granularity) -> Vec<(String, CacheSt
     let mut groups: Vec<(String, CacheStats)> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for row in rows {
-        let mut l = String::from("{");
+        let mut l = String::with_capacity(
+            24 + row.catalog.len() + row.engine.len() + row.stats.entry_name.len(),
+        );
+        l.push('{');
         match granularity {
             Granularity::Cache => {
                 quoted("catalog", &row.catalog, &mut l);
