@@ -428,7 +428,7 @@ fn the_reference_documents_every_entry_and_legacy_key() {
 fn the_advice_rows_of_a_scrape_are_built_ahead_of_it() {
     use metacache_catalog::ADVICE_AHEAD_MAX_AGE;
     use metacache_catalog::memory::{MemorySource, NodeMemory};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     let (clock, time) = metacache_cache::Clock::manual();
     let mut options = metacache_catalog::ManagerOptions::new(Arc::new(MemoryStore::new()));
@@ -465,14 +465,10 @@ fn the_advice_rows_of_a_scrape_are_built_ahead_of_it() {
         cache.advise_now();
     };
     let settle = || {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while manager.advice_ahead_building() {
-            assert!(
-                Instant::now() < deadline,
-                "the rows built ahead were not kept within 30 s"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        assert!(
+            manager.wait_advice_ahead(Duration::from_secs(30)),
+            "the rows built ahead were not kept within 30 s"
+        );
     };
 
     serve(400, 40);

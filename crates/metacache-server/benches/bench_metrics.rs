@@ -184,14 +184,10 @@ fn percentiles_after(mut before: impl FnMut(), mut f: impl FnMut()) -> (Duration
 /// Waits until the advice rows built ahead after the last render are kept, as they are
 /// between two scrapes seconds apart (the render itself answers from them).
 fn settle(manager: &CatalogManager) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while manager.advice_ahead_building() {
-        assert!(
-            Instant::now() < deadline,
-            "the advice rows took over a minute to build"
-        );
-        std::thread::sleep(Duration::from_micros(200));
-    }
+    assert!(
+        manager.wait_advice_ahead(Duration::from_secs(60)),
+        "the advice rows took over a minute to build"
+    );
 }
 
 /// Between two scrapes every cache of the advised node serves [`BUSY_REQUESTS`] requests of its

@@ -78,6 +78,19 @@ impl CatalogManager {
         self.ahead.building.load(Ordering::Acquire)
     }
 
+    /// Waits, at most `timeout`, until no build runs in the background (its rows then kept);
+    /// whether none runs. For benches and tests that time or check the read after a build.
+    pub fn wait_advice_ahead(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        while self.advice_ahead_building() {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        true
+    }
+
     /// Keeps `rows` built from `at_nanos`, unless newer rows are kept already.
     fn keep(&self, rows: Arc<Vec<AdviceRow>>, at_nanos: u64) {
         let mut kept = self.ahead.kept.lock();
