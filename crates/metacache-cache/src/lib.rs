@@ -51,7 +51,10 @@ pub use clock::{Clock, ManualClock};
 pub use config::{CacheConfig, Expiry};
 pub use contain::LoaderPanicked;
 pub use error::{Error, Result, SourceError};
-pub use governor::{GovernorOptions, MemoryGovernor, ReclaimStats, Reclaimable, advisors_limit};
+pub use governor::{
+    AdvisorClaim, AdvisorsShare, GovernorOptions, MemoryGovernor, ReclaimStats, Reclaimable,
+    advisors_level, advisors_limit,
+};
 pub use histogram::{LOAD_BUCKET_BOUNDS_SECONDS, LoadTimes};
 pub use managed::{DEFAULT_LEASE_TIMEOUT, LeaseLookup, LeaseToken, LeaseWaiter, ManagedCache};
 pub use refresh::{RefreshLimiter, RefreshStats, Refreshed, Refresher, refresher};

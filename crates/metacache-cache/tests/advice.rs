@@ -490,33 +490,3 @@ fn a_hot_sampled_key_does_not_shrink_the_sample() {
         "only the first burst overflowed: {after:?}"
     );
 }
-
-/// The node's advisors share a sixteenth of the node limit: an advisor whose memory does not
-/// fit stops for good (no curve, nothing held) while its cache goes on.
-#[test]
-fn an_advisor_refused_its_memory_stops() {
-    // 1 MiB for the node: 64 KiB for every advisor together.
-    let governor = MemoryGovernor::with_options(GovernorOptions {
-        node_limit: Some(1 << 20),
-        ..GovernorOptions::default()
-    });
-    assert_eq!(governor.advisors_budget().limit(), Some(64 << 10));
-    let catalog = governor.catalog_budget("c", None);
-    let config = CacheConfig::new("advised", None, 1_000_000).with_advisor(Some(options()));
-    let cache: ManagedCache<u64, Payload> = ManagedCache::new(config, &governor, &catalog);
-    for key in 0..20_000u64 {
-        if key % 128 == 0 {
-            cache.advise_now();
-        }
-        if cache.get(&(key % 5_000)).is_none() {
-            cache.insert(key % 5_000, Payload(100));
-        }
-    }
-    let advice = cache.advice().expect("on");
-    assert!(advice.points.is_empty(), "{advice:?}");
-    assert_eq!(
-        (advice.reserved_bytes, governor.advisors_budget().used()),
-        (0, 0)
-    );
-    assert!(cache.len() > 100, "the cache itself goes on");
-}

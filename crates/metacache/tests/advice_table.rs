@@ -67,16 +67,35 @@ fn advice_and_reserved(server: &Server) -> (usize, u64) {
          WHERE CATALOG_NAME = 'fs' AND ENTRY_NAME = 'fs-features'",
     ))
     .len();
+    (
+        points,
+        series(server, "metacache_advisor_reserved_bytes") as u64,
+    )
+}
+
+/// The value of the series `name` (with its labels, if any) in a scrape of `/metrics`.
+fn series(server: &Server, name: &str) -> f64 {
     let (status, body) = server.http("GET", "/metrics", None, None);
     assert_eq!(status, 200, "{body}");
-    let reserved = body
-        .lines()
-        .find_map(|l| l.strip_prefix("metacache_advisor_reserved_bytes "))
-        .expect("metacache_advisor_reserved_bytes")
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("{name} in {body}"))
         .trim()
         .parse::<f64>()
-        .expect("a number");
-    (points, reserved as u64)
+        .expect("a number")
+}
+
+/// The advisors running on the node, from `/metrics` (counted at the advisor thread's last
+/// round, every 25 ms): waits up to 10 s for `expected`, and returns the last count read.
+fn advisors_running(server: &Server, expected: impl Fn(u64) -> bool) -> u64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let running = series(server, "metacache_advisors{state=\"running\"}") as u64;
+        if expected(running) || std::time::Instant::now() > deadline {
+            return running;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
 }
 
 /// `meta.cache.<engine>.<entry>.advisor` = `false` turns the entry's advisor off: the cache the
@@ -93,6 +112,8 @@ fn an_entry_turns_its_advisor_off_and_on() {
         points > 0 && reserved > 0,
         "on by default: {points} points, {reserved} B"
     );
+    let running = advisors_running(&server, |n| n >= 1);
+    assert!(running >= 1, "the entry's advisor runs: {running}");
 
     let key = "meta.cache.feature_store.features.advisor";
     let error = server.fails(&format!(
@@ -118,6 +139,11 @@ fn an_entry_turns_its_advisor_off_and_on() {
         advice_and_reserved(&server),
         (0, 0),
         "off: no curve, nothing held"
+    );
+    assert_eq!(
+        advisors_running(&server, |n| n == running - 1),
+        running - 1,
+        "the entry's advisor runs no more"
     );
     let created = server.query("SHOW CREATE CATALOG fs");
     assert!(

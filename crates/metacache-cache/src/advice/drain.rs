@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use super::queue::Event;
 use super::{
     Advisor, CHUNK, FIXED_BYTES, HEAVY_FILTER_WORDS, MAX_QUEUE_EVENTS, MIN_SAMPLE_KEYS, MUTED_KEYS,
-    REPORT_EVENTS, Served, Simulation, heavy_filter_bit,
+    QUEUE_EVENTS, REPORT_EVENTS, Served, Simulation, heavy_filter_bit,
 };
 
 impl Advisor {
@@ -136,26 +136,111 @@ impl Advisor {
         self.charge(simulation);
     }
 
-    /// Keeps the reservation at or above what the advisor holds. A refusal stops the advisor
-    /// for good (its memory would otherwise be held outside the ledger).
+    /// Keeps the reservation at or above what the advisor holds, and within a CHUNK of it.
+    /// Above its cap (its share of the node's advisors' memory), the sample is lowered first
+    /// ([`Advisor::fit`]); well under it, a sample lowered before may grow back. A refused
+    /// reservation lowers the sample to what is reserved already, and if even that does not
+    /// fit, stops the advisor until the governor restarts it (its memory would otherwise be
+    /// held outside the ledger).
     pub(super) fn charge(&self, simulation: &mut Simulation) {
-        let room = self.queue.lock().room;
-        let queues = 2 * (room + REPORT_EVENTS) * std::mem::size_of::<Event>();
-        let held =
-            FIXED_BYTES + queues as u64 + simulation.state.bytes() + self.outside.load(Relaxed);
+        let mut held = self.held(simulation);
+        let cap = self.cap.load(Relaxed);
+        if held > cap {
+            held = self.fit(simulation, cap, held);
+        } else if held <= cap / 2 {
+            let ceiling = simulation.state.ceiling();
+            simulation.state.lift(ceiling.saturating_mul(2));
+        }
+        // Held up to a CHUNK beyond what is needed, so that a reservation hovering at a CHUNK's
+        // edge does not go back and forth — none beyond it above the cap.
+        let wanted = held.div_ceil(CHUNK) * CHUNK;
+        let slack = if simulation.reserved > cap { 0 } else { CHUNK };
+        if simulation.reserved > wanted + slack {
+            self.budget.release(simulation.reserved - wanted);
+            simulation.reserved = wanted;
+        }
         if held <= simulation.reserved {
             return;
         }
-        let more = (held - simulation.reserved).div_ceil(CHUNK) * CHUNK;
-        match self.budget.try_reserve(more) {
-            Ok(()) => simulation.reserved += more,
+        match self.budget.try_reserve(wanted - simulation.reserved) {
+            Ok(()) => simulation.reserved = wanted,
             Err(_) => {
-                tracing::info!(
-                    bytes = held,
-                    "the ledger refused the quota advisor's memory; it stops for this cache"
-                );
-                self.stop(simulation);
+                let reserved = simulation.reserved;
+                let least = self.fit(simulation, reserved, held);
+                if least > reserved {
+                    tracing::info!(
+                        bytes = least,
+                        "the ledger refused the quota advisor's memory; it waits for room"
+                    );
+                    self.needs.store(self.least(simulation), Relaxed);
+                    self.starved.store(true, Relaxed);
+                    self.stop(simulation);
+                }
             }
         }
     }
+
+    /// What the advisor holds now: itself, its queues' buffers, its simulation and the keys
+    /// the cache keeps for it.
+    fn held(&self, simulation: &Simulation) -> u64 {
+        let room = self.queue.lock().room;
+        FIXED_BYTES + queue_bytes(room) + simulation.state.bytes() + self.outside.load(Relaxed)
+    }
+
+    /// What the advisor would hold restarted with its sample as it is: itself, queues at their
+    /// first size and its simulation (the keys the cache keeps for it go as it stops).
+    fn least(&self, simulation: &Simulation) -> u64 {
+        FIXED_BYTES + queue_bytes(QUEUE_EVENTS) + simulation.state.bytes()
+    }
+
+    /// Lowers the sample so that the advisor holds at most `target` of its `held` bytes, or
+    /// to [`MIN_SAMPLE_KEYS`]; returns what it holds after. One cut: the simulation's bytes
+    /// are cut in proportion to what the target leaves them beside the parts that do not
+    /// shrink with the sample (itself, its queues, the kept keys), aiming at 7/8 of the target
+    /// so that a share falling a little at a time does not cut it at every drain. Each cut
+    /// rebuilds the miniatures' maps, so an advisor that cannot fit (its fixed parts alone
+    /// above the target) goes to the least sample at once rather than a key at a time.
+    fn fit(&self, simulation: &mut Simulation, target: u64, held: u64) -> u64 {
+        let keys = simulation.state.sampler.len();
+        if held <= target || keys <= MIN_SAMPLE_KEYS {
+            return held;
+        }
+        let rate = simulation.state.sampler.rate();
+        let simulated = simulation.state.bytes();
+        let fixed = held.saturating_sub(simulated);
+        let room = (target - target / 8).saturating_sub(fixed);
+        let share = room as f64 / simulated.max(1) as f64;
+        let fitting = ((keys as f64 * share) as usize).clamp(MIN_SAMPLE_KEYS, keys - 1);
+        simulation.state.fit(fitting);
+        self.threshold
+            .store(simulation.state.sampler.threshold(), Relaxed);
+        let lowered = simulation.state.sampler.rate() / rate;
+        if lowered < 1.0 {
+            self.shrink_queue(simulation, lowered);
+        }
+        self.held(simulation)
+    }
+
+    /// The sample's rate fell to `lowered` times what it was (a fit): fewer events come
+    /// between two drains, and the queue's room — grown for the events at the old rate — is
+    /// lowered in proportion (a power of two, at least [`QUEUE_EVENTS`]); the spare buffers
+    /// are given back, to be allocated at the new room. A queue that overflows again grows
+    /// again.
+    fn shrink_queue(&self, simulation: &mut Simulation, lowered: f64) {
+        let mut queue = self.queue.lock();
+        let needed = (queue.room as f64 * lowered).ceil() as usize;
+        let room = needed.next_power_of_two().clamp(QUEUE_EVENTS, queue.room);
+        if room == queue.room || queue.events.len() > room {
+            return;
+        }
+        queue.room = room;
+        queue.events.shrink_to(room);
+        simulation.spare = Vec::new();
+    }
+}
+
+/// Bytes of an advisor's queue buffers at `room` events: the queue's and the drained ones kept
+/// for the next drain, each with the reports' own.
+fn queue_bytes(room: usize) -> u64 {
+    (2 * (room + REPORT_EVENTS) * std::mem::size_of::<Event>()) as u64
 }

@@ -140,33 +140,11 @@ impl Miniature {
 
     fn expecting(size: u64, rate: f64, policy: &Policy, most: f64) -> Self {
         let capacity = scaled(size, rate);
-        let count = (policy.count_capacity as f64 * rate).max(1.0);
-        let expected = (capacity as f64 / BYTES_PER_EXPECTED_VALUE as f64)
-            .min(most)
-            .clamp(1.0, count);
-        let options = OptionsBuilder::new()
-            .estimated_items_capacity(expected as usize)
-            .weight_capacity(capacity)
-            .build();
-        let map = match options {
-            Ok(options) => Map::with_options(
-                options,
-                MiniWeighter,
-                DefaultHashBuilder::default(),
-                HoldDisplaced,
-            ),
-            Err(_) => Map::with(
-                expected as usize,
-                capacity,
-                MiniWeighter,
-                DefaultHashBuilder::default(),
-                HoldDisplaced,
-            ),
-        };
+        let expected = expected_values(capacity, rate, policy, most);
         Self {
             size,
             quantum: size.div_ceil(policy.count_capacity.max(1)).max(1),
-            map,
+            map: new_map(capacity, expected),
             frequency: FrequencyAdmission::default(),
             history_rate: rate,
             real_words: 0.0,
@@ -412,6 +390,31 @@ impl Miniature {
         self.misses = (self.misses - share.misses).max(0.0);
     }
 
+    /// Gives back the storage of values that left when the sample was lowered for the
+    /// advisor's memory (quick_cache's map keeps its allocation as values go), by moving the
+    /// residents into a new map, in the order the old one lists them, with a ghost history
+    /// sized for the sampling `rate` now (as [`Miniature::new`] sizes it). The counts, the
+    /// frequency history and the capacity stay; the ghosts and which residents were hot do
+    /// not (the residents start cold, as values do after a rescaling).
+    pub(super) fn compact(&mut self, rate: f64, policy: &Policy) {
+        let capacity = self.map.capacity();
+        let expected = expected_values(capacity, rate, policy, f64::INFINITY);
+        let old = std::mem::replace(&mut self.map, new_map(capacity, expected));
+        for (key, value) in old.iter() {
+            let mut displaced = Displaced::default();
+            self.map.insert_with_lifecycle(
+                *key,
+                MiniValue {
+                    charge: value.charge,
+                    weight: value.weight,
+                    deadline: Cell::new(value.deadline.get()),
+                    defended: Cell::new(value.defended.get()),
+                },
+                &mut displaced,
+            );
+        }
+    }
+
     /// Copies the residents of `larger` and its counts, so that a size added later starts
     /// warm. `larger` is the advisor's unbounded miniature: what it holds, a cache of at least
     /// the working set holds too.
@@ -434,6 +437,38 @@ impl Miniature {
         self.hits = larger.hits;
         self.misses = larger.misses;
         self.clock = larger.clock;
+    }
+}
+
+/// The values a miniature of `capacity` scaled bytes at `rate` expects to hold (at most
+/// `most`): what sizes its ghost history, as the real cache's map sizes its own.
+fn expected_values(capacity: u64, rate: f64, policy: &Policy, most: f64) -> usize {
+    let count = (policy.count_capacity as f64 * rate).max(1.0);
+    (capacity as f64 / BYTES_PER_EXPECTED_VALUE as f64)
+        .min(most)
+        .clamp(1.0, count) as usize
+}
+
+/// A miniature's map of `capacity` weight, sized for `expected` values.
+fn new_map(capacity: u64, expected: usize) -> Map {
+    let options = OptionsBuilder::new()
+        .estimated_items_capacity(expected)
+        .weight_capacity(capacity)
+        .build();
+    match options {
+        Ok(options) => Map::with_options(
+            options,
+            MiniWeighter,
+            DefaultHashBuilder::default(),
+            HoldDisplaced,
+        ),
+        Err(_) => Map::with(
+            expected,
+            capacity,
+            MiniWeighter,
+            DefaultHashBuilder::default(),
+            HoldDisplaced,
+        ),
     }
 }
 

@@ -39,12 +39,19 @@
 //! Memory — queue, sample, miniatures, heavy keys, traces, and the sampled keys the cache keeps
 //! for predicate invalidations ([`Advisor::hold_outside`]) — is bounded by the sample size and
 //! charged to the node's ledger (not the catalog's: the cache's map sizes itself by the
-//! catalog's limits); a refused reservation, or a node still short after every value was
-//! reclaimed, stops the advisor for good.
+//! catalog's limits). The node's advisors share their level of the ledger: the governor caps
+//! each at a fair level ([`crate::advisors_level`]) and an advisor above its cap lowers its
+//! sample — keeping the smallest hashes, as shedding does — and moves its miniatures into maps
+//! sized for what is left ([`Advisor::set_cap`]). A refused reservation lowers the sample to
+//! what is reserved already; if even the least sample does not fit, the advisor stops, holding
+//! nothing, until the governor restarts it ([`Advisor::restart`]). A node still short after
+//! every value was reclaimed stops it for good.
 //!
 //! # Invariants
 //! - Every key the miniatures hold is in the sample (see [`state`]).
-//! - `reserved` bytes are held in the advisor's budget and released when it retires or drops.
+//! - `reserved` bytes are held in the advisor's budget and released when it retires, stops
+//!   for its memory or drops; after a drain they cover what it holds, within a CHUNK of it
+//!   (none beyond it above its cap).
 
 mod crowd;
 mod drain;
@@ -201,6 +208,17 @@ struct Simulation {
 pub(crate) struct Advisor {
     /// Set when the advisor stops: nothing is queued any more, nothing is held.
     retired: AtomicBool,
+    /// Set when it stopped because the ledger refused its memory: the governor restarts it
+    /// ([`Advisor::restart`]) once the node's advisors have room for its share.
+    starved: AtomicBool,
+    /// What it held, its sample lowered as far as it goes, when the ledger refused it: the
+    /// governor restarts it only for a share of at least this much (or it would stop again at
+    /// once).
+    needs: AtomicU64,
+    /// The most bytes the governor lets it hold: its share of the node's advisors' memory
+    /// (`u64::MAX` while that share does not bind). Above it, the sample is lowered.
+    cap: AtomicU64,
+    options: AdvisorOptions,
     hasher: DefaultHashBuilder,
     /// The sample's threshold, readable without a lock.
     threshold: AtomicU64,
@@ -240,6 +258,10 @@ impl Advisor {
         };
         Self {
             retired: AtomicBool::new(false),
+            starved: AtomicBool::new(false),
+            needs: AtomicU64::new(0),
+            cap: AtomicU64::new(u64::MAX),
+            options,
             hasher: DefaultHashBuilder::default(),
             threshold: AtomicU64::new(u64::MAX),
             muted: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
@@ -430,11 +452,55 @@ impl Advisor {
         self.retired.load(Relaxed)
     }
 
+    /// Whether it stopped for a refused reservation and waits for the governor to restart it.
+    pub(crate) fn is_starved(&self) -> bool {
+        self.starved.load(Relaxed)
+    }
+
+    /// The least it held when it stopped for a refused reservation (0 if it never did).
+    pub(crate) fn needs(&self) -> u64 {
+        self.needs.load(Relaxed)
+    }
+
     /// Stops the advisor for good (its cache left service, or the node needs its bytes):
     /// the simulation goes and its bytes are released. Returns the bytes released.
     pub(crate) fn retire(&self) -> u64 {
         let mut simulation = self.simulation.lock();
+        self.starved.store(false, Relaxed);
         self.stop(&mut simulation)
+    }
+
+    /// Sets the most bytes the advisor may hold (its share of the node's advisors' memory),
+    /// and lowers its sample at once if it holds more: an idle cache's advisor drains nothing,
+    /// and would otherwise keep its bytes. Returns the bytes it holds in the ledger after.
+    pub(crate) fn set_cap(&self, cap: u64) -> u64 {
+        self.cap.store(cap, Relaxed);
+        let mut simulation = self.simulation.lock();
+        if !self.retired.load(Relaxed) && simulation.reserved > cap {
+            self.charge(&mut simulation);
+        }
+        simulation.reserved
+    }
+
+    /// Starts an advisor stopped for its memory again, from an empty sample at `now` (what it
+    /// knew went when it stopped). Nothing for one running or stopped for good.
+    pub(crate) fn restart(&self, now: u64) {
+        let mut simulation = self.simulation.lock();
+        if !self.starved.swap(false, Relaxed) {
+            return;
+        }
+        let policy = simulation.state.policy();
+        let half_life = self.half_life.load(Relaxed);
+        simulation.state = State::new(policy, self.options, now, half_life);
+        simulation.overflowed = false;
+        *self.queue.lock() = Queue::default();
+        self.muted_len.store(0, Relaxed);
+        for word in &self.heavy_filter {
+            word.store(0, Relaxed);
+        }
+        self.threshold.store(u64::MAX, Relaxed);
+        self.retired.store(false, Relaxed);
+        self.charge(&mut simulation);
     }
 
     fn stop(&self, simulation: &mut Simulation) -> u64 {

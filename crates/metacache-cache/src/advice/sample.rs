@@ -44,6 +44,9 @@ pub(super) struct Sampler {
     limit: usize,
     /// The limit it was built with: a limit lowered by a flood grows back to it.
     configured: usize,
+    /// The most keys the advisor's share of the node's advisors' memory affords
+    /// ([`Sampler::fit`]): a limit lowered by a flood grows back to this at most.
+    ceiling: usize,
     keys: HashMap<u64, SampledKey>,
     /// The tracked hashes, largest first: the next to leave when the sample is full.
     order: BinaryHeap<u64>,
@@ -75,6 +78,7 @@ impl Sampler {
             threshold: u64::MAX,
             limit: limit.max(1),
             configured: limit.max(1),
+            ceiling: limit.max(1),
             keys: HashMap::new(),
             order: BinaryHeap::new(),
             known_bytes: 0,
@@ -211,9 +215,33 @@ impl Sampler {
     }
 
     /// Doubles a limit that a flood lowered ([`Sampler::shrink`]), up to the one the sampler
-    /// was built with. The keys come in as the rate rises again ([`Sampler::raise`]).
+    /// was built with, or the ceiling its memory set ([`Sampler::fit`]). The keys come in as
+    /// the rate rises again ([`Sampler::raise`]).
     pub(super) fn regrow(&mut self) {
-        self.limit = self.limit.saturating_mul(2).min(self.configured);
+        self.limit = self.limit.saturating_mul(2).min(self.ceiling);
+    }
+
+    /// Lowers the sample to `keys` keys at most (at least 1) for its memory, dropping the
+    /// largest hashes, and its storage with them; returns the hashes that left. Unlike a flood's
+    /// [`Sampler::shrink`], the limit does not grow back past `keys` until
+    /// [`Sampler::lift`] allows it.
+    pub(super) fn fit(&mut self, keys: usize) -> Vec<u64> {
+        self.ceiling = keys.max(1);
+        let left = self.shrink(keys);
+        self.keys.shrink_to_fit();
+        self.order.shrink_to_fit();
+        left
+    }
+
+    /// Lets a limit lowered for memory ([`Sampler::fit`]) grow back, at each aging, up to
+    /// `keys` (never past the configured limit).
+    pub(super) fn lift(&mut self, keys: usize) {
+        self.ceiling = self.ceiling.max(keys).min(self.configured);
+    }
+
+    /// The most keys the sample may grow back to.
+    pub(super) fn ceiling(&self) -> usize {
+        self.ceiling
     }
 
     /// Lowers the most keys the sample holds to `keys` (at least 1), dropping the largest

@@ -305,6 +305,34 @@ impl State {
         self.sampler.threshold()
     }
 
+    /// Lowers the sample to `keys` keys at most for the advisor's memory (its share of the
+    /// node's advisors' bytes), and gives back the storage of what left: the miniatures move
+    /// their residents into maps sized for them. The limit grows back only as far as
+    /// [`State::lift`] allows.
+    pub(super) fn fit(&mut self, keys: usize) {
+        self.changed();
+        let before = self.sampler.rate();
+        let left = self.sampler.fit(keys);
+        self.left(&left, before);
+        let rate = self.sampler.rate();
+        let policy = self.policy;
+        for mini in self.all() {
+            mini.compact(rate, &policy);
+        }
+    }
+
+    /// Lets a sample lowered for memory ([`State::fit`]) grow back to `keys` at the next
+    /// agings.
+    pub(super) fn lift(&mut self, keys: usize) {
+        self.sampler.lift(keys);
+    }
+
+    /// The most keys the sample may grow back to (its configured limit, or less after
+    /// [`State::fit`]).
+    pub(super) fn ceiling(&self) -> usize {
+        self.sampler.ceiling()
+    }
+
     /// The policy the miniatures simulate.
     pub(super) fn policy(&self) -> Policy {
         self.policy

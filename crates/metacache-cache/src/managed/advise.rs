@@ -55,6 +55,14 @@ where
         self.inner.advisor.as_ref().map_or(0, Advisor::reserved)
     }
 
+    /// Caps the bytes the quota advisor may hold, lowering its sample now if it holds more;
+    /// returns the bytes it holds after (0 without an advisor). The governor's advisor thread
+    /// sets the cap to the node's fair share after every drain, so a cap set here lasts until
+    /// then: for a governor without the thread (replays, experiments).
+    pub fn cap_advisor(&self, bytes: u64) -> u64 {
+        self.inner.advisor.as_ref().map_or(0, |a| a.set_cap(bytes))
+    }
+
     /// Whether the quota advisor samples `key` now (false without an advisor).
     pub fn advisor_samples<Q>(&self, key: &Q) -> bool
     where
@@ -115,6 +123,11 @@ where
         };
         let threshold = advisor.threshold();
         let before = self.marked.0.swap(threshold, Relaxed);
+        if threshold < before {
+            // The rate fell (a flood, the advisor's share, a stop): the keys kept for
+            // predicate invalidations that it no longer reaches go, with their bytes.
+            self.advised_keys.forget_unsampled(advisor);
+        }
         if threshold <= before {
             return;
         }
@@ -284,6 +297,13 @@ impl<K: Hash + Eq + Clone + EstimateSize> AdvisedKeys<K> {
             table.keys.insert(hash, (key.clone(), bytes, load));
             table.bytes += bytes;
         }
+        advisor.hold_outside(table.bytes);
+    }
+
+    /// Lets go of the keys the sample no longer reaches (its rate fell).
+    fn forget_unsampled(&self, advisor: &Advisor) {
+        let mut table = self.table.lock();
+        table.retain(|hash, _| advisor.samples(hash));
         advisor.hold_outside(table.bytes);
     }
 

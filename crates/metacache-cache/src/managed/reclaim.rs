@@ -10,6 +10,7 @@ use metacache_ledger::{Budget, Level};
 use quick_cache::sync::EntryAction;
 
 use super::Inner;
+use crate::governor::AdvisorClaim;
 use crate::scale::Scale;
 use crate::slot::NEVER;
 use crate::{EvictionCause, Reclaimable};
@@ -104,7 +105,29 @@ where
     }
 
     fn advising(&self) -> bool {
-        self.advisor.as_ref().is_some_and(|a| !a.is_retired())
+        // One waiting for room counts: it runs again as soon as the share affords it.
+        let advisor = self.advisor.as_ref();
+        advisor.is_some_and(|a| !a.is_retired() || a.is_starved())
+    }
+
+    fn advisor_claim(&self) -> Option<AdvisorClaim> {
+        let advisor = self.advisor.as_ref()?;
+        let starved = advisor.is_starved();
+        (!advisor.is_retired() || starved).then(|| AdvisorClaim {
+            reserved: advisor.reserved(),
+            starved,
+            needs: advisor.needs(),
+        })
+    }
+
+    fn cap_advisor(&self, cap: u64) -> u64 {
+        self.advisor.as_ref().map_or(0, |a| a.set_cap(cap))
+    }
+
+    fn restart_advisor(&self) {
+        if let Some(advisor) = &self.advisor {
+            advisor.restart(self.clock.now_nanos());
+        }
     }
 
     fn rescale(&self) {

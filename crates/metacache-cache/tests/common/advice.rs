@@ -310,6 +310,16 @@ pub fn replay(
     limit: Option<u64>,
     advisor: Option<AdvisorOptions>,
 ) -> (f64, Option<Advice>) {
+    replay_with(case, limit, advisor, |_, _| {})
+}
+
+/// [`replay`], calling `before(i, cache)` before the `i`th request.
+pub fn replay_with(
+    case: &Case,
+    limit: Option<u64>,
+    advisor: Option<AdvisorOptions>,
+    mut before: impl FnMut(usize, &ManagedCache<u64, Payload>),
+) -> (f64, Option<Advice>) {
     let (governor, manual) = replay_governor();
     let catalog = governor.catalog_budget("c", limit);
     let cache: ManagedCache<u64, Payload> =
@@ -328,6 +338,7 @@ pub fn replay(
     }
     let mut loading = Vec::with_capacity(case.overlap);
     for (i, &key) in case.trace.iter().enumerate() {
+        before(i, &cache);
         if i % 128 == 0 {
             // What the governor's advisor thread does every 25 ms, at this replay's pace.
             cache.advise_now();
@@ -424,6 +435,17 @@ pub fn compare(
     };
     let (_, advice) = replay(case, advised_limit, Some(options));
     let advice = advice.expect("the advisor is on");
+    (compare_advice(case, &advice, threads, replays), advice)
+}
+
+/// `advice` of `case` against `replays` exact replays at every curve point, spread over
+/// `threads`.
+pub fn compare_advice(
+    case: &Case,
+    advice: &Advice,
+    threads: usize,
+    replays: usize,
+) -> Vec<Compared> {
     let points = Arc::new(advice.points.clone());
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let results = Arc::new(parking_lot::Mutex::new(Vec::new()));
@@ -451,7 +473,7 @@ pub fn compare(
     });
     let mut compared = std::mem::take(&mut *results.lock());
     compared.sort_by_key(|c| c.bytes);
-    (compared, advice)
+    compared
 }
 
 /// Mean and largest error ([`Compared::error`]; with one replay, the absolute error).

@@ -59,6 +59,8 @@ pub(super) fn render_advice(
     );
     let advisors = manager.governor().advisors_budget();
     let limit = advisors.limit().map_or(Sample::Signed(-1), Sample::Count);
+    let share = manager.governor().advisors_share();
+    let level = share.level.map_or(Sample::Signed(-1), Sample::Count);
     for (name, help, sample) in [
         (
             "metacache_advisor_reserved_bytes",
@@ -70,11 +72,29 @@ pub(super) fn render_advice(
             "The most the node's quota advisors may hold together (a sixteenth of the node limit, at most 256 MiB).",
             limit,
         ),
+        (
+            "metacache_advisor_share_bytes",
+            "The most each quota advisor may hold now, its fair share of what they may hold together (-1 while they all fit); one above it samples fewer keys.",
+            level,
+        ),
     ] {
         push_header(name, help, "gauge", out);
         out.push_str(name);
         out.push(' ');
         push_sample(sample, out);
+        out.push('\n');
+    }
+    push_header(
+        "metacache_advisors",
+        "Quota advisors of the node: running, or stopped for their memory and waiting for room (state).",
+        "gauge",
+        out,
+    );
+    for (state, count) in [("running", share.running), ("waiting", share.waiting)] {
+        out.push_str("metacache_advisors{state=\"");
+        out.push_str(state);
+        out.push_str("\"} ");
+        push_sample(Sample::Count(count as u64), out);
         out.push('\n');
     }
 }

@@ -6,8 +6,11 @@
 //! coldest values (quick_cache's policy chooses them) until the deficit is freed; after a refused
 //! admission, until a low watermark 1/32 of the level's limit below it. Expired values go in the
 //! worker's periodic sweep, which skips caches where nothing has expired yet.
+//!
+//! A second thread drains every cache's quota advisor every drain interval and then shares
+//! the advisors' level of the node among them ([`advisors`]).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -16,6 +19,11 @@ use metacache_ledger::{Budget, Ledger, Level, ReclaimRequest};
 use parking_lot::Mutex;
 
 use crate::Clock;
+
+mod advisors;
+
+pub(crate) use advisors::NodeShare;
+pub use advisors::{AdvisorClaim, AdvisorsShare, advisors_level, advisors_limit};
 
 /// A cache the governor can ask to free memory.
 pub trait Reclaimable: Send + Sync {
@@ -43,6 +51,18 @@ pub trait Reclaimable: Send + Sync {
     fn advising(&self) -> bool {
         false
     }
+    /// What the cache's quota advisor holds of the node's advisors' memory (`None` without
+    /// one, or one stopped for good).
+    fn advisor_claim(&self) -> Option<AdvisorClaim> {
+        None
+    }
+    /// Sets the most bytes the cache's quota advisor may hold (its share of the advisors'
+    /// memory), lowering its sample now if it holds more; returns the bytes it holds after.
+    fn cap_advisor(&self, _cap: u64) -> u64 {
+        0
+    }
+    /// Starts again the cache's quota advisor that stopped for a refused reservation.
+    fn restart_advisor(&self) {}
 }
 
 /// Settings of a [`MemoryGovernor`].
@@ -123,14 +143,10 @@ impl MemoryGovernor {
     pub fn with_options(options: GovernorOptions) -> Self {
         let ledger = Ledger::new(options.node_limit);
         let shared = Arc::new(Shared {
-            share: Arc::new(NodeShare {
-                advisors: Arc::clone(ledger.node()).child(
-                    Level::Catalog,
-                    "#advisors",
-                    Some(advisors_limit(options.node_limit)),
-                ),
-                advising: AtomicBool::new(false),
-            }),
+            share: Arc::new(NodeShare::new(
+                ledger.node(),
+                advisors_limit(options.node_limit),
+            )),
             ledger,
             clock: options.clock,
             caches: Mutex::new(Vec::new()),
@@ -228,6 +244,12 @@ impl MemoryGovernor {
         }
     }
 
+    /// How the node's quota advisors shared their memory at the advisor thread's last round
+    /// (or the last [`MemoryGovernor::advise_now`]).
+    pub fn advisors_share(&self) -> AdvisorsShare {
+        self.shared.share.last()
+    }
+
     /// The level every quota advisor of the node is charged under ([`advisors_limit`]).
     pub fn advisors_budget(&self) -> &Arc<Budget> {
         &self.shared.share.advisors
@@ -272,6 +294,13 @@ impl MemoryGovernor {
         self.shared.sweep()
     }
 
+    /// Drains every cache's quota advisor and shares the advisors' memory among them now, in
+    /// the calling thread: what the advisor thread does every drain interval, for a governor
+    /// without one (`drain_interval: None`) and for tests.
+    pub fn advise_now(&self) {
+        self.shared.advise_once();
+    }
+
     /// What the worker has done so far.
     pub fn reclaim_stats(&self) -> ReclaimStats {
         ReclaimStats {
@@ -301,44 +330,6 @@ impl Drop for MemoryGovernor {
             }
         }
     }
-}
-
-/// What a node limit leaves the caches' values. Quota advisors are charged under the node, in a
-/// level of their own that holds at most [`advisors_limit`]; a map that took the node's whole
-/// limit as its capacity would fill it, and the node's ledger would then refuse its stores for
-/// room the map believes it has (each refusal reclaiming 1/32 of the limit: under a binding node
-/// limit, reclamation rather than the policy chose what stayed — docs/benchmarks.md, "Memory
-/// under a binding limit"). So while any advisor runs on the node, a map counts the node's
-/// limit less the advisors' share; a node without advisors lends its caches the whole limit.
-pub(crate) struct NodeShare {
-    advisors: Arc<Budget>,
-    /// Set when a cache with an advisor is built; cleared by the governor's threads once no
-    /// live cache's advisor runs (all dropped or stopped), and set again by them if one is
-    /// found running ([`Shared::settle_share`]). Each change rescales the live caches' maps.
-    advising: AtomicBool,
-}
-
-impl NodeShare {
-    /// The limit a cache's values may fill under `budget`: the least limit of its chain, the
-    /// node's counted less the advisors' share once any advisor runs (`None`: no limit).
-    pub(crate) fn values_limit(&self, budget: &Budget) -> Option<u64> {
-        let limit = budget.effective_limit();
-        if !self.advising.load(SeqCst) {
-            return limit;
-        }
-        let node = budget.ancestor(Level::Node).and_then(Budget::limit);
-        let share = self.advisors.limit().unwrap_or(0);
-        // The node's limit is one of those `limit` is the least of.
-        let left = node.map(|node| node.saturating_sub(share).max(1));
-        limit.map(|limit| left.map_or(limit, |left| limit.min(left)))
-    }
-}
-
-/// The most the node's quota advisors may hold together: a sixteenth of the node limit, at
-/// most 256 MiB (256 MiB without a node limit). An advisor refused its memory stops.
-pub fn advisors_limit(node_limit: Option<u64>) -> u64 {
-    const MOST: u64 = 256 << 20;
-    node_limit.map_or(MOST, |limit| (limit / 16).min(MOST))
 }
 
 /// Requests one drain handles at most before it returns.
@@ -371,35 +362,6 @@ impl Shared {
             if !self.ledger.is_closed() && std::time::Instant::now() >= next_sweep {
                 self.sweep();
                 next_sweep = std::time::Instant::now() + sweep_interval;
-            }
-        }
-    }
-
-    /// Drains every cache's quota advisor every `interval` until the governor is dropped.
-    fn advise(&self, interval: Duration) {
-        while !self.ledger.is_closed() {
-            std::thread::park_timeout(interval);
-            if self.ledger.is_closed() {
-                break;
-            }
-            let live = self.live();
-            for cache in &live {
-                cache.advise();
-            }
-            self.settle_share(&live);
-        }
-    }
-
-    /// Whether `live` caches' maps leave the advisors their share follows whether any of their
-    /// advisors runs: the share is taken back once the last one stopped or went with its cache
-    /// (it would cost the node's caches a sixteenth of the limit for nothing), and restored if
-    /// one is found running (a cache built with an advisor just as the share was taken back).
-    /// A change rescales every live cache.
-    fn settle_share(&self, live: &[Arc<dyn Reclaimable>]) {
-        let advising = live.iter().any(|cache| cache.advising());
-        if self.share.advising.swap(advising, SeqCst) != advising {
-            for cache in live {
-                cache.rescale();
             }
         }
     }
@@ -495,53 +457,5 @@ impl Shared {
             "reclaimed metadata cache memory"
         );
         freed
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn share(ledger: &Ledger, node_limit: Option<u64>) -> NodeShare {
-        NodeShare {
-            advisors: Arc::clone(ledger.node()).child(
-                Level::Catalog,
-                "#advisors",
-                Some(advisors_limit(node_limit)),
-            ),
-            advising: AtomicBool::new(false),
-        }
-    }
-
-    #[test]
-    fn the_node_leaves_its_advisors_their_share_once_one_runs() {
-        let ledger = Ledger::new(Some(64 << 20));
-        let share = share(&ledger, Some(64 << 20));
-        let catalog = Arc::clone(ledger.node()).child(Level::Catalog, "c", None);
-        let entry = catalog.child(Level::Entry, "e", None);
-        assert_eq!(share.values_limit(&entry), Some(64 << 20), "no advisor yet");
-        share.advising.store(true, SeqCst);
-        assert_eq!(
-            share.values_limit(&entry),
-            Some(60 << 20),
-            "less a sixteenth"
-        );
-        let small = Arc::clone(ledger.node()).child(Level::Catalog, "s", Some(8 << 20));
-        let entry = small.child(Level::Entry, "e", None);
-        assert_eq!(
-            share.values_limit(&entry),
-            Some(8 << 20),
-            "a tighter catalog binds"
-        );
-    }
-
-    #[test]
-    fn without_a_node_limit_there_is_no_share_to_leave() {
-        let ledger = Ledger::new(None);
-        let share = share(&ledger, None);
-        share.advising.store(true, SeqCst);
-        let catalog = Arc::clone(ledger.node()).child(Level::Catalog, "c", Some(1 << 20));
-        assert_eq!(share.values_limit(ledger.node()), None);
-        assert_eq!(share.values_limit(&catalog), Some(1 << 20));
     }
 }
