@@ -2,7 +2,7 @@
 //! (`bytes` label; the series of docs/grafana-dashboard.json's curve panels) and, at the `cache`
 //! granularity of `metrics_cache_labels` only, each cache's — a deployment that sums its series
 //! per entry or per catalog to keep them few does not get a curve per cache back — and what the
-//! node's advisors hold.
+//! node's advisors hold and how they share it (the fair level, advisors running and waiting).
 //!
 //! The rows are built ahead of the scrape (`metacache_catalog`'s `manager/ahead.rs`): each
 //! series lags its scrape by one scrape interval (at most two minutes), and a scrape costs the
