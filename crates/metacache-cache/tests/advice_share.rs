@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::advice::{Payload, cases, compare_advice, errors, replay, replay_with, value_bytes};
+use common::advice::{
+    Payload, cases, compare_advice, errors, mix, replay, replay_with, value_bytes,
+};
 use metacache_cache::{AdvisorOptions, CacheConfig, GovernorOptions, ManagedCache, MemoryGovernor};
 
 type Cache = ManagedCache<u64, Payload>;
@@ -33,19 +35,14 @@ fn advised(governor: &MemoryGovernor, name: &str) -> Cache {
 /// [0, 1) is ⌊u² × keys⌋), values of 100–107 bytes so that the node's values never bind.
 fn serve(cache: &Cache, keys: u64, requests: u64, seed: u64) {
     for i in 0..requests {
-        let draw = splitmix(seed << 32 | i) as f64 / u64::MAX as f64;
+        // The splitmix64 output of the draw's number.
+        let draw =
+            mix((seed << 32 | i).wrapping_add(0x9E37_79B9_7F4A_7C15)) as f64 / u64::MAX as f64;
         let key = (draw * draw * keys as f64) as u64;
         if cache.get(&key).is_none() {
             cache.insert(key, Payload(100 + value_bytes(key) % 8));
         }
     }
-}
-
-fn splitmix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Twelve busy caches whose full samples would take about 2 MiB each, on a node whose

@@ -457,6 +457,12 @@ impl Advisor {
         self.starved.load(Relaxed)
     }
 
+    /// Whether it takes part in the node's share of advisors' memory: running, or waiting for
+    /// room (it runs again as soon as the share affords it) — not stopped for good.
+    pub(crate) fn in_share(&self) -> bool {
+        !self.is_retired() || self.is_starved()
+    }
+
     /// The least it held when it stopped for a refused reservation (0 if it never did).
     pub(crate) fn needs(&self) -> u64 {
         self.needs.load(Relaxed)

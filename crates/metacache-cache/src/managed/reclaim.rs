@@ -10,6 +10,7 @@ use metacache_ledger::{Budget, Level};
 use quick_cache::sync::EntryAction;
 
 use super::Inner;
+use crate::advice::Advisor;
 use crate::governor::AdvisorClaim;
 use crate::scale::Scale;
 use crate::slot::NEVER;
@@ -95,9 +96,7 @@ where
     }
 
     fn overhead_bytes(&self) -> u64 {
-        self.advisor
-            .as_ref()
-            .map_or(0, crate::advice::Advisor::reserved)
+        self.advisor.as_ref().map_or(0, Advisor::reserved)
     }
 
     fn advise(&self) {
@@ -105,17 +104,14 @@ where
     }
 
     fn advising(&self) -> bool {
-        // One waiting for room counts: it runs again as soon as the share affords it.
-        let advisor = self.advisor.as_ref();
-        advisor.is_some_and(|a| !a.is_retired() || a.is_starved())
+        self.advisor.as_ref().is_some_and(Advisor::in_share)
     }
 
     fn advisor_claim(&self) -> Option<AdvisorClaim> {
-        let advisor = self.advisor.as_ref()?;
-        let starved = advisor.is_starved();
-        (!advisor.is_retired() || starved).then(|| AdvisorClaim {
+        let advisor = self.advisor.as_ref().filter(|a| a.in_share())?;
+        Some(AdvisorClaim {
             reserved: advisor.reserved(),
-            starved,
+            starved: advisor.is_starved(),
             needs: advisor.needs(),
         })
     }
