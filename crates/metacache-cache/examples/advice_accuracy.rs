@@ -10,6 +10,9 @@
 //! whose name contains it; with `ADVICE_TIMING=1` each read of a curve prints what it took;
 //! with `ADVICE_REPORT_SHIFT=random` (or a number) the advised run's hit numbers are shifted, so
 //! that runs draw different heavy-key reports (otherwise every run of a trace draws the same).
+//! With `READ_EVERY=S` the curve is also read every `S` seconds of trace time as the trace
+//! runs (as a `/metrics` scrape reads it), so that what the advisor keeps between reads (the
+//! crowded sizes' simulation) is what the last read uses.
 
 #![allow(clippy::print_stdout)] // the table is the output
 
@@ -48,6 +51,10 @@ fn main() {
          | trace | points | sampling rate | advisor memory | MAE | max error | sizes (predicted / exact) |\n|---|---|---|---|---|---|---|",
         limit.map_or("nothing".to_string(), advice::human)
     );
+    let read_every = std::env::var("READ_EVERY")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map(Duration::from_secs);
     let mut all = Vec::new();
     let only = std::env::var("ONLY").unwrap_or_default();
     let aged = [
@@ -60,7 +67,26 @@ fn main() {
             continue;
         }
         let started = std::time::Instant::now();
-        let (compared, advice) = compare(&case, options, limit, threads, replays);
+        let (compared, advice) = match read_every {
+            Some(every) => {
+                let options = AdvisorOptions {
+                    half_life: case.half_life.or(options.half_life),
+                    ..options
+                };
+                let every = (every.as_nanos() / case.step.as_nanos().max(1)).max(1) as usize;
+                let (_, advice) = advice::replay_with(&case, limit, Some(options), |i, cache| {
+                    if i % every == every - 1 {
+                        let _ = cache.advice();
+                    }
+                });
+                let advice = advice.expect("the advisor is on");
+                (
+                    advice::compare_advice(&case, &advice, threads, replays),
+                    advice,
+                )
+            }
+            None => compare(&case, options, limit, threads, replays),
+        };
         let (mae, max) = errors(&compared);
         let detail: Vec<String> = compared
             .iter()

@@ -19,16 +19,26 @@
 //! values expired by their TTL (or, for a TTL after write longer than the run, heavy keys'
 //! values once a TTL at random). It gives the heavy keys' hit ratio, the bytes and values they
 //! hold on average, and the rest's hit ratio. The cache's own hashing is seeded at random, so
-//! two simulations differ by a little; the advisor keeps one for a minute
+//! two simulations differ by a little; the advisor keeps one at least a minute
 //! (`State::crowd_job`), and a curve read again meanwhile reads the same.
 //!
-//! Invariant: a population with no heavy requests simulates nothing.
+//! Past that minute a simulation stands while what it was drawn from has not moved much
+//! ([`Drawn::stands`]): the same sampling rate and crowded sizes, the heavy keys it drew still
+//! carrying nine tenths of the heavy requests, and three quarters of the requests counted now
+//! counted when it ran — at most [`LONGEST`]. A busy cache whose sample binds would otherwise
+//! simulate every crowded size once a minute whatever changed: at 1,900 such caches that was
+//! about 30 % of the CPU of the bench's advised node, and 80 times the cost of serving the
+//! requests of 40 caches at 50 a second (docs/benchmarks.md).
+//!
+//! Invariants: a population with no heavy requests simulates nothing; a simulation stands no
+//! longer than [`LONGEST`], nor past a change of the sampling rate or of the crowded sizes.
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 use super::heavy::Counted;
 use super::mini::{Miniature, Policy};
+use crate::clock::nanos;
 use crate::slot::NEVER;
 
 /// Requests simulated before counting: the cache fills and its frequency history settles.
@@ -42,6 +52,76 @@ const MEASURED: usize = 20_000;
 
 /// Measured requests between two looks at which heavy keys are held.
 const LOOK_EVERY: usize = 64;
+
+/// The longest a simulation stands, however little moved.
+pub(super) const LONGEST: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+/// A simulation stands while the requests served since it are at most this share of the
+/// requests the curve counts now (aged as the counts are).
+const NEW_REQUESTS: f64 = 0.25;
+
+/// And while the heavy keys it drew carry at least this share of the heavy keys' requests.
+const HEAVY_KEPT: f64 = 0.9;
+
+/// What a simulation was drawn from: when it stands no more, the crowded sizes are simulated
+/// again.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Drawn {
+    /// When it ran (the advisor's clock), and the cache's requests served by then.
+    pub(super) at: u64,
+    pub(super) requests: u64,
+    /// The sampling rate it drew the rest from.
+    pub(super) rate: f64,
+    /// The heavy keys it drew, by hash, ascending.
+    pub(super) heavy: Vec<u64>,
+}
+
+impl Drawn {
+    /// What a simulation of `heavy` at sampling rate `rate` was drawn from, `requests` served.
+    pub(super) fn new(at: u64, requests: u64, rate: f64, heavy: &[Counted]) -> Self {
+        let mut hashes: Vec<u64> = heavy.iter().map(|key| key.hash).collect();
+        hashes.sort_unstable();
+        Self {
+            at,
+            requests,
+            rate,
+            heavy: hashes,
+        }
+    }
+
+    /// Whether the simulation still stands at `now` for a cache that has served `requests`,
+    /// counts `counted` requests (aged), samples at `rate` and counts `heavy` apart.
+    pub(super) fn stands(
+        &self,
+        now: u64,
+        requests: u64,
+        counted: f64,
+        rate: f64,
+        heavy: &[Counted],
+    ) -> bool {
+        if now.saturating_sub(self.at) >= nanos(LONGEST) || rate != self.rate {
+            return false;
+        }
+        let new = requests.saturating_sub(self.requests) as f64;
+        if new > counted * NEW_REQUESTS {
+            return false;
+        }
+        let (drawn, all) = heavy.iter().fold((0.0, 0.0), |(drawn, all), key| {
+            let requests = key.hits + key.misses;
+            let was_drawn = self.heavy.binary_search(&key.hash).is_ok();
+            (
+                drawn + if was_drawn { requests } else { 0.0 },
+                all + requests,
+            )
+        });
+        drawn >= all * HEAVY_KEPT
+    }
+
+    /// Bytes it holds.
+    pub(super) fn bytes(&self) -> u64 {
+        (self.heavy.capacity() * std::mem::size_of::<u64>()) as u64
+    }
+}
 
 /// What the heavy keys do at one size.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -346,6 +426,51 @@ mod tests {
             let hash = 12_345;
             assert_eq!(population.copies_of(hash), population.copies_of(hash));
         }
+    }
+
+    fn counted(hash: u64, requests: f64) -> Counted {
+        Counted {
+            hash,
+            hits: requests * 0.9,
+            misses: requests * 0.1,
+            charge: 1_000,
+            invalidations: 0.0,
+        }
+    }
+
+    /// A simulation stands while little moved: each of its conditions alone makes it stale.
+    #[test]
+    fn a_simulation_stands_until_what_it_was_drawn_from_moves() {
+        let minute = 60_000_000_000u64;
+        let heavy: Vec<Counted> = (1..=10).map(|h| counted(h, 1_000.0)).collect();
+        let drawn = Drawn::new(minute, 50_000, 0.25, &heavy);
+        // Two minutes on, 10,000 requests more of 100,000 counted, the same heavy keys.
+        let later = 3 * minute;
+        assert!(drawn.stands(later, 60_000, 100_000.0, 0.25, &heavy));
+        assert!(
+            !drawn.stands(later, 80_000, 100_000.0, 0.25, &heavy),
+            "30,000 new of 100,000 counted: more than a quarter"
+        );
+        assert!(
+            !drawn.stands(later, 60_000, 100_000.0, 0.125, &heavy),
+            "the sample was lowered"
+        );
+        assert!(
+            !drawn.stands(minute + nanos(LONGEST), 50_000, 100_000.0, 0.25, &heavy),
+            "stood its longest"
+        );
+        // One new heavy key among ten: 1,000 of 10,000 heavy requests is a tenth, and stands;
+        // two are a fifth.
+        let mut moved = heavy.clone();
+        moved[0] = counted(99, 1_000.0);
+        assert!(drawn.stands(later, 60_000, 100_000.0, 0.25, &moved));
+        moved[1] = counted(98, 1_000.0);
+        assert!(!drawn.stands(later, 60_000, 100_000.0, 0.25, &moved));
+        // A drawn key that grew hotter still counts as drawn.
+        let mut hotter = heavy.clone();
+        hotter[3] = counted(4, 50_000.0);
+        assert!(drawn.stands(later, 60_000, 100_000.0, 0.25, &hotter));
+        assert!(drawn.bytes() >= 80, "its hashes are held");
     }
 
     fn policy() -> Policy {

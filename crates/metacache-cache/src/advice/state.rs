@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::crowd::Crowded;
+use super::crowd::{Crowded, Drawn};
 use super::heavy::{HEAVIER_THAN_MEAN, Heavy, Report};
 use super::luck::Luck;
 use super::mini::{Miniature, Policy};
@@ -34,8 +34,10 @@ const CROWDED: u64 = 4;
 /// How often the byte luck's factor is settled, in nanoseconds (a walk of the sample).
 const LUCK_EVERY: u64 = 1_000_000_000;
 
-/// How long a simulation of the crowded sizes stands: a curve read more often (a scrape of
-/// `/metrics` every 15 s, the dashboard) reuses it. The heavy keys' counts age over 15 minutes.
+/// How long a simulation of the crowded sizes stands whatever moved: a curve read more often
+/// (a scrape of `/metrics` every 15 s, the dashboard) reuses it. Past it the simulation stands
+/// while little moved ([`super::crowd::Drawn::stands`]). The heavy keys' counts age over 15
+/// minutes.
 const CROWD_KEPT: Duration = Duration::from_secs(60);
 
 /// The unbounded miniature keeps the values of idle keys that left the sample until it holds
@@ -98,10 +100,11 @@ pub(super) struct State {
     /// miniatures' counts are, and the cache's totals at that moment.
     aged: [f64; 2],
     aging_mark: Served,
-    /// What the heavy keys do at the crowded sizes ([`super::crowd`]), and when it was
-    /// simulated.
+    /// What the heavy keys do at the crowded sizes ([`super::crowd`]), what that simulation
+    /// was drawn from, and when it was last found to stand.
     crowd: Vec<(u64, Crowded)>,
-    crowd_at: Option<u64>,
+    crowd_drawn: Drawn,
+    crowd_checked: Option<u64>,
     /// Times every value was invalidated (REFRESH CATALOG), aged as the counts are.
     clears: f64,
     /// The hot sampled keys' shares of the miniatures' counts ([`super::trace`]), traced from
@@ -140,7 +143,8 @@ impl State {
             aged: [0.0; 2],
             aging_mark: Served::default(),
             crowd: Vec::new(),
-            crowd_at: None,
+            crowd_drawn: Drawn::default(),
+            crowd_checked: None,
             clears: 0.0,
             traces: Traces::default(),
             trace_from: TRACE_FROM,
@@ -506,6 +510,7 @@ impl State {
             + self.sampler.bytes()
             + self.unbounded.bytes()
             + self.heavy.bytes()
+            + self.crowd_drawn.bytes()
             + self.traces.bytes()
             + self.minis.iter().map(Miniature::bytes).sum::<u64>()
     }

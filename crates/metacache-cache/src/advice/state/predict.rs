@@ -2,7 +2,7 @@
 //! crowded sizes, what the simulation found them to do), the miniatures for the rest at the
 //! bytes and count slots the heavy keys leave, and the pinning to the measured hit ratio.
 
-use super::super::crowd::{CrowdJob, Crowded, Population, Sampled, crowded};
+use super::super::crowd::{CrowdJob, Crowded, Drawn, Population, Sampled, crowded};
 use super::super::heavy::{Counted, Fitting, fitting};
 use super::super::mini::{HOT_ALLOCATION, Miniature};
 use super::super::nanos;
@@ -108,30 +108,47 @@ impl State {
         }
     }
 
-    /// What to simulate for the crowded sizes, unless their last simulation is recent
-    /// ([`CROWD_KEPT`]). The caller runs it outside the advisor's lock and hands the outcome to
-    /// [`State::set_crowd`].
+    /// What to simulate for the crowded sizes, unless their last simulation was found to stand
+    /// less than [`CROWD_KEPT`] ago or stands now ([`Drawn::stands`]). The caller runs it
+    /// outside the advisor's lock and hands the outcome to [`State::set_crowd`].
     pub(in crate::advice) fn crowd_job(&mut self, served: Served, now: u64) -> Option<CrowdJob> {
         if self
-            .crowd_at
+            .crowd_checked
             .is_some_and(|at| now.saturating_sub(at) < nanos(CROWD_KEPT))
         {
             return None;
         }
         self.tick(now, served);
-        self.crowd_at = Some(now);
+        self.crowd_checked = Some(now);
         let heavy = self.counted_heavy();
-        if heavy.is_empty() {
+        let heavy_bytes: u64 = heavy.iter().map(|k| k.charge).sum();
+        let below = heavy_bytes.saturating_mul(CROWDED);
+        let sizes: Vec<u64> = self
+            .minis
+            .iter()
+            .map(Miniature::size)
+            .take_while(|&size| size < below)
+            .collect();
+        if heavy.is_empty() || sizes.is_empty() {
             if !self.crowd.is_empty() {
                 self.changed();
                 self.crowd.clear();
             }
             return None;
         }
+        let rate = self.sampler.rate();
+        let simulated = self.crowd.iter().map(|&(size, _)| size);
+        if !self.crowd.is_empty()
+            && simulated.eq(sizes.iter().copied())
+            && self
+                .crowd_drawn
+                .stands(now, served.requests, self.totals(served).0, rate, &heavy)
+        {
+            return None;
+        }
+        self.crowd_drawn = Drawn::new(now, served.requests, rate, &heavy);
         let per_nano = self.requests_per_minute(served, now) / 60e9;
         let requests = self.totals(served).0.max(1.0);
-        let heavy_bytes: u64 = heavy.iter().map(|k| k.charge).sum();
-        let below = heavy_bytes.saturating_mul(CROWDED);
         let rest: Vec<Sampled> = self
             .sampler
             .keys()
@@ -143,7 +160,7 @@ impl State {
                 invalidations: key.invalidations,
             })
             .collect();
-        let population = Population::new(&heavy, &rest, self.sampler.rate(), requests, self.clears);
+        let population = Population::new(&heavy, &rest, rate, requests, self.clears);
         if population.is_empty() {
             if !self.crowd.is_empty() {
                 self.changed();
@@ -153,12 +170,7 @@ impl State {
         }
         Some(CrowdJob {
             population,
-            sizes: self
-                .minis
-                .iter()
-                .map(Miniature::size)
-                .take_while(|&size| size < below)
-                .collect(),
+            sizes,
             policy: self.policy,
             step_nanos: if per_nano > 0.0 {
                 (1.0 / per_nano).min(u64::MAX as f64) as u64
@@ -262,5 +274,112 @@ impl Anchor {
             predicted
         };
         corrected.clamp(0.0, 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::super::heavy::Report;
+    use super::super::super::mini::Policy;
+    use super::super::super::{AdvisorOptions, DEFAULT_HALF_LIFE};
+    use super::*;
+    use crate::slot::NEVER;
+
+    /// A busy cache whose sample binds, read every 15 s for 40 minutes: under steady
+    /// requests its crowded sizes are simulated a few times, never more than [`LONGEST`]
+    /// apart (before, once a minute); when other keys turn hot, within a few reads.
+    #[test]
+    fn a_steady_cache_simulates_its_crowded_sizes_seldom_and_a_moved_one_again() {
+        use super::super::super::crowd::LONGEST;
+        let policy = Policy {
+            count_capacity: 10_000,
+            ttl_nanos: NEVER,
+            after_access: false,
+            margin_nanos: 0,
+        };
+        let options = AdvisorOptions {
+            sample_keys: 64,
+            ..AdvisorOptions::default()
+        };
+        let second = 1_000_000_000u64;
+        let mut state = State::new(policy, options, 0, nanos(DEFAULT_HALF_LIFE));
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut random = move |modulo: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % modulo
+        };
+        let hash = |key: u64| (key + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let charge = |key: u64| 1_000 + key % 1_000;
+        let (mut now, mut served) = (1u64, Served::default());
+        let mut next_read = 15 * second;
+        let mut simulated = Vec::new();
+        let minutes = 40;
+        let turned = 30 * 60 * second;
+        // 100 requests a second over 2,000 keys, Zipf-like; from minute 30 the hottest keys
+        // are others.
+        while now < minutes * 60 * second {
+            let draw = random(1 << 20) as f64 / (1u64 << 20) as f64;
+            let mut key = (draw.powi(4) * 2_000.0) as u64;
+            if now >= turned {
+                key = (key + 1_000) % 2_000;
+            }
+            let h = hash(key);
+            let hit = random(4) > 0;
+            served.requests += 1;
+            served.hits += u64::from(hit);
+            state.request(h, if hit { charge(key) } else { 0 }, now, served);
+            if !hit {
+                state.learn(h, charge(key), now);
+            }
+            if random(10) == 0 {
+                let selects = random(2) == 0;
+                state.heavy(h, charge(key), Report { selects }, now, served);
+            }
+            now += 10_000_000;
+            if now >= next_read {
+                next_read += 15 * second;
+                if let Some(job) = state.crowd_job(served, now) {
+                    assert!(!job.sizes.is_empty());
+                    state.set_crowd(job.run());
+                    simulated.push((now, state.crowd_drawn.heavy.clone()));
+                }
+                let _ = state.curve(served, None, now);
+            }
+        }
+        let before: Vec<_> = simulated.iter().filter(|(at, _)| *at < turned).collect();
+        assert!(before.len() >= 2, "the heavy keys crowd: {simulated:?}");
+        for pair in before.windows(2) {
+            assert!(
+                pair[1].0 - pair[0].0 <= nanos(LONGEST) + nanos(Duration::from_secs(75)),
+                "simulations {} s apart",
+                (pair[1].0 - pair[0].0) / second
+            );
+        }
+        // Once the heavy keys settled (the table fills over the first minutes), 20 minutes
+        // of steady requests: read a minute apart, 20 simulations.
+        let settled = before
+            .iter()
+            .filter(|(at, _)| *at >= 10 * 60 * second)
+            .count();
+        assert!(
+            settled <= 8,
+            "{settled} simulations in 20 minutes of steady requests"
+        );
+        let old = &before.last().expect("before the turn").1;
+        let moved = simulated
+            .iter()
+            .find(|(at, heavy)| {
+                *at >= turned && heavy.iter().any(|h| old.binary_search(h).is_err())
+            })
+            .expect("the new heavy keys simulated");
+        assert!(
+            moved.0 - turned <= 5 * 60 * second,
+            "the new heavy keys simulated {} s after the turn",
+            (moved.0 - turned) / second
+        );
     }
 }
