@@ -2,7 +2,10 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::*;
+use metacache_cache::ManagedCache;
 
 #[tokio::test]
 async fn a_catalog_shortfall_evicts_within_that_catalog_only() {
@@ -255,4 +258,53 @@ async fn under_a_node_limit_a_cache_leaves_the_advisors_their_share() {
         "the values fill what the advisors leave: {used} of {room}"
     );
     assert!(used > room * 9 / 10, "and all of it: {used} of {room}");
+}
+
+/// Values stored in hundreds of caches from two threads while the worker's passes sort those
+/// caches by the bytes they hold: every pass sees the bytes move under it, and the worker
+/// outlives them all. (The sort read each cache's bytes at every comparison; the standard
+/// sort found that no total order and panicked, which ended the worker: reclamation stopped
+/// for the node, every admission past the limit refused from then on.)
+#[test]
+fn the_worker_outlives_caches_changing_while_it_sorts_them() {
+    let node = node(Some(1 << 20));
+    let catalogs: Vec<_> = (0..4)
+        .map(|c| catalog(&node, &format!("c{c}"), None))
+        .collect();
+    let caches: Vec<ManagedCache<String, Blob>> = (0..400)
+        .map(|i| cache(&node, &catalogs[i % 4], config("hive-file", None, 1_000)))
+        .collect();
+    std::thread::scope(|s| {
+        for writer in 0..2u64 {
+            let caches = &caches;
+            s.spawn(move || {
+                let mut x = writer.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                for i in 0..60_000u64 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let cache = &caches[(x % caches.len() as u64) as usize];
+                    cache.insert(format!("w{writer}-{i}"), Blob(200 + x % 400));
+                }
+            });
+        }
+    });
+    assert!(
+        node.governor.reclaim_stats().requests > 0,
+        "the node's limit bound: passes ran"
+    );
+    // The worker still answers: a value refused now is made room for by the worker alone.
+    let before = node.governor.reclaim_stats().requests;
+    let started = std::time::Instant::now();
+    let mut i = 0u64;
+    while node.governor.reclaim_stats().requests == before {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the reclamation worker handled no request in 20 s: it is gone"
+        );
+        caches[0].insert(format!("after-{i}"), Blob(50_000));
+        i += 1;
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(node.governor.node().used() <= 1 << 20);
 }

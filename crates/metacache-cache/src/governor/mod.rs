@@ -332,6 +332,18 @@ impl Drop for MemoryGovernor {
     }
 }
 
+/// Runs one pass of the reclamation worker; a pass that panics (a defect: the requests it had
+/// taken are dropped, and their admissions were refused already) is logged and the worker goes
+/// on, so that one defect does not end reclamation for the node's lifetime.
+fn contained(pass: &'static str, run: impl FnOnce()) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).is_err() {
+        tracing::error!(
+            pass,
+            "a pass of the reclamation worker panicked; the worker goes on"
+        );
+    }
+}
+
 /// Requests one drain handles at most before it returns.
 const DRAIN_BATCH: usize = 1024;
 
@@ -357,10 +369,12 @@ impl Shared {
         while !self.ledger.is_closed() {
             let wait = next_sweep.saturating_duration_since(std::time::Instant::now());
             if self.ledger.wait_for_reclaim_request(wait) {
-                self.drain();
+                contained("reclamation", || self.drain());
             }
             if !self.ledger.is_closed() && std::time::Instant::now() >= next_sweep {
-                self.sweep();
+                contained("expiry sweep", || {
+                    self.sweep();
+                });
                 next_sweep = std::time::Instant::now() + sweep_interval;
             }
         }
@@ -432,7 +446,11 @@ impl Shared {
                 c.budget().is_within(scope) && (c.budget().used() > 0 || c.overhead_bytes() > 0)
             })
             .collect();
-        candidates.sort_by_key(|c| {
+        // Each key is read once: the bytes a cache holds change while the pass sorts (values
+        // stored and evicted meanwhile), and a sort whose keys move under it is no total order
+        // — the standard sort panics on that (it killed this worker with a few hundred caches
+        // busy).
+        candidates.sort_by_cached_key(|c| {
             let same_catalog = c
                 .budget()
                 .ancestor(Level::Catalog)
