@@ -98,13 +98,13 @@ fn every_busy_cache_keeps_a_curve_within_the_advisors_share() {
     }
 }
 
-/// A share too small for even the least sample (a 1 MiB node: 64 KiB for every advisor, about
-/// what one queue's buffers take) stops the advisor, holding nothing, and it is not restarted
-/// into the same refusal; its cache goes on.
+/// A share too small for even the least sample (a 512 KiB node: 32 KiB for every advisor, less
+/// than the least sample's ~45 KiB) stops the advisor, holding nothing, and it is not
+/// restarted into the same refusal; its cache goes on.
 #[test]
 fn an_advisor_refused_even_its_least_waits_holding_nothing() {
-    let governor = governor(1 << 20);
-    assert_eq!(governor.advisors_budget().limit(), Some(64 << 10));
+    let governor = governor(512 << 10);
+    assert_eq!(governor.advisors_budget().limit(), Some(32 << 10));
     let cache = advised(&governor, "c");
     for round in 0..20 {
         serve(&cache, 5_000, 1_000, round);

@@ -1,7 +1,8 @@
 //! Draining an advisor's queue into its simulation, off the request path: the events in the
 //! order of their times, a flooding key made heavy, a queue that overflowed grown (or, at its
-//! largest, the sample shed), the lock-free views the hit path reads (threshold, muted keys,
-//! filter of heavy keys) refreshed, and the memory charged.
+//! largest, the sample shed) and one that stayed far from full lowered, the lock-free views the
+//! hit path reads (threshold, muted keys, filter of heavy keys) refreshed, and the memory
+//! charged.
 //!
 //! # Invariants
 //! - The simulation's clock only moves forward: the request and report queues, each in order,
@@ -10,11 +11,12 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::queue::Event;
+use super::queue::{Event, LEAST_QUEUE_EVENTS, QUEUE_REVIEW};
 use super::{
     Advisor, CHUNK, FIXED_BYTES, HEAVY_FILTER_WORDS, MAX_QUEUE_EVENTS, MIN_SAMPLE_KEYS, MUTED_KEYS,
-    QUEUE_EVENTS, REPORT_EVENTS, Served, Simulation, heavy_filter_bit,
+    REPORT_EVENTS, Served, Simulation, heavy_filter_bit,
 };
+use crate::clock::nanos;
 
 impl Advisor {
     /// Runs the queued events through the simulation; `served` reads the cache's totals. A
@@ -50,6 +52,11 @@ impl Advisor {
             )
         };
         let served = served();
+        // The cache's clock at the last event drained (each queue is in order).
+        let latest = [&simulation.spare, &simulation.spare_reports]
+            .iter()
+            .filter_map(|queue| queue.last().map(Event::now))
+            .max();
         let state = &mut simulation.state;
         state.set_half_life(self.half_life.load(Relaxed));
         let processed = simulation.spare.len();
@@ -115,6 +122,12 @@ impl Advisor {
             state.shed(keys.max(MIN_SAMPLE_KEYS));
         }
         simulation.overflowed = dropped > 0 && largest;
+        if dropped > 0 {
+            simulation.review_at = None;
+        } else if let Some(now) = latest {
+            self.review_queue(simulation, processed, room, now);
+        }
+        let state = &mut simulation.state;
         state.update_promote();
         self.threshold.store(state.sampler.threshold(), Relaxed);
         let muted = state.heavy_sampled(MUTED_KEYS);
@@ -187,10 +200,10 @@ impl Advisor {
         FIXED_BYTES + queue_bytes(room) + simulation.state.bytes() + self.outside.load(Relaxed)
     }
 
-    /// What the advisor would hold restarted with its sample as it is: itself, queues at their
-    /// first size and its simulation (the keys the cache keeps for it go as it stops).
+    /// What the advisor would hold restarted with its sample as it is: itself, queues at
+    /// their least and its simulation (the keys the cache keeps for it go as it stops).
     fn least(&self, simulation: &Simulation) -> u64 {
-        FIXED_BYTES + queue_bytes(QUEUE_EVENTS) + simulation.state.bytes()
+        FIXED_BYTES + queue_bytes(LEAST_QUEUE_EVENTS) + simulation.state.bytes()
     }
 
     /// Lowers the sample so that the advisor holds at most `target` of its `held` bytes, or
@@ -223,14 +236,43 @@ impl Advisor {
 
     /// The sample's rate fell to `lowered` times what it was (a fit): fewer events come
     /// between two drains, and the queue's room — grown for the events at the old rate — is
-    /// lowered in proportion (a power of two, at least [`QUEUE_EVENTS`]); the spare buffers
-    /// are given back, to be allocated at the new room. A queue that overflows again grows
-    /// again.
+    /// lowered in proportion (a power of two, at least [`LEAST_QUEUE_EVENTS`]). A queue that
+    /// overflows again grows again.
     fn shrink_queue(&self, simulation: &mut Simulation, lowered: f64) {
+        let room = self.queue.lock().room;
+        let needed = (room as f64 * lowered).ceil() as usize;
+        self.lower_room(simulation, needed.next_power_of_two());
+    }
+
+    /// A drain of `processed` events that lost none, the last at `now`, from a queue of
+    /// `room`: once the drains of [`QUEUE_REVIEW`] all took at most an eighth of the room, the
+    /// room is lowered to four times the busiest (a power of two). A cache whose requests
+    /// slowed gives back the buffers its busy hours grew; one that turns busy again drops
+    /// events at a drain or two while the room doubles back (counted in `dropped_events`).
+    fn review_queue(&self, simulation: &mut Simulation, processed: usize, room: usize, now: u64) {
+        simulation.busiest = simulation.busiest.max(processed);
+        match simulation.review_at {
+            Some(at) if now < at => {}
+            Some(_) => {
+                let busiest = std::mem::take(&mut simulation.busiest);
+                simulation.review_at = Some(now.saturating_add(nanos(QUEUE_REVIEW)));
+                if busiest.saturating_mul(8) <= room {
+                    self.lower_room(simulation, (busiest.max(1) * 4).next_power_of_two());
+                }
+            }
+            None => {
+                simulation.busiest = processed;
+                simulation.review_at = Some(now.saturating_add(nanos(QUEUE_REVIEW)));
+            }
+        }
+    }
+
+    /// Lowers the queue's room to `room` (at least [`LEAST_QUEUE_EVENTS`]) unless it holds
+    /// more events already; the spare buffer is given back, to be allocated at the new room.
+    fn lower_room(&self, simulation: &mut Simulation, room: usize) {
         let mut queue = self.queue.lock();
-        let needed = (queue.room as f64 * lowered).ceil() as usize;
-        let room = needed.next_power_of_two().clamp(QUEUE_EVENTS, queue.room);
-        if room == queue.room || queue.events.len() > room {
+        let room = room.max(LEAST_QUEUE_EVENTS);
+        if room >= queue.room || queue.events.len() > room {
             return;
         }
         queue.room = room;
@@ -243,4 +285,71 @@ impl Advisor {
 /// for the next drain, each with the reports' own.
 fn queue_bytes(room: usize) -> u64 {
     (2 * (room + REPORT_EVENTS) * std::mem::size_of::<Event>()) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use metacache_ledger::Ledger;
+
+    use super::super::{QUEUE_EVENTS, test_advisor};
+    use super::*;
+
+    /// A quiet cache's queue gives back the room a first burst or busy hours grew: after a
+    /// minute of drains of a few events, its room is four times the busiest (at least
+    /// [`LEAST_QUEUE_EVENTS`]) and the reservation falls by the buffers. Turning busy again
+    /// costs events at a drain or two while the room doubles back, then none.
+    #[test]
+    fn a_quiet_queue_lowers_its_room_and_a_busy_one_grows_back() {
+        let ledger = Ledger::new(None);
+        let advisor = test_advisor(&ledger);
+        let second = 1_000_000_000u64;
+        let served = Served::default;
+        let room = || advisor.queue.lock().room;
+        let mut now = 1;
+        // A first burst fills the first room.
+        for key in 0..400u64 {
+            advisor.record(key, 100, now);
+        }
+        advisor.drain(served);
+        let busy = advisor.reserved();
+        assert_eq!(room(), QUEUE_EVENTS);
+        // Three minutes of three events every 25 ms (120 a second): the first minute's review
+        // still sees the burst; the second's lowers the room.
+        for drain in 0..7_200u64 {
+            for i in 0..3 {
+                advisor.record((drain * 3 + i) % 400, 100, now);
+            }
+            now += second / 40;
+            advisor.drain(served);
+        }
+        assert_eq!(
+            room(),
+            LEAST_QUEUE_EVENTS,
+            "four times 3 events, at least the least"
+        );
+        let quiet = advisor.reserved();
+        let buffers = queue_bytes(QUEUE_EVENTS) - queue_bytes(LEAST_QUEUE_EVENTS);
+        assert!(
+            quiet + buffers <= busy + CHUNK,
+            "the buffers are given back: {busy} B then {quiet} B"
+        );
+        assert!(advisor.simulation.lock().spare.capacity() <= LEAST_QUEUE_EVENTS);
+        // Busy again: 200 events a drain.
+        let mut lost = Vec::new();
+        for _ in 0..8 {
+            for key in 0..200u64 {
+                advisor.record(key, 100, now);
+            }
+            now += second / 40;
+            advisor.drain(served);
+            lost.push(advisor.simulation.lock().dropped);
+        }
+        assert!(lost[0] > 0, "the first busy drain overflows the quiet room");
+        assert_eq!(room(), 256, "doubled back to the first room above 200");
+        assert_eq!(
+            lost[7], lost[3],
+            "none lost once the room is back: {lost:?}"
+        );
+        assert!(!advisor.is_retired());
+    }
 }

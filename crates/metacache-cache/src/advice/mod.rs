@@ -202,6 +202,10 @@ struct Simulation {
     /// only when two drains in a row do, so that a burst (a cache built and read at once,
     /// before its first drain set the rate) does not shrink it for good.
     overflowed: bool,
+    /// The most events one drain took since `review_at` was set, and when the queue's room is
+    /// reviewed next (`None`: at the next drain, a window starts; [`queue::QUEUE_REVIEW`]).
+    busiest: usize,
+    review_at: Option<u64>,
 }
 
 /// One cache's advisor.
@@ -276,6 +280,8 @@ impl Advisor {
                 spare_reports: Vec::new(),
                 dropped: 0,
                 overflowed: false,
+                busiest: 0,
+                review_at: None,
             }),
             half_life,
             queue: Mutex::new(Queue::default()),
@@ -499,7 +505,8 @@ impl Advisor {
         let half_life = self.half_life.load(Relaxed);
         simulation.state = State::new(policy, self.options, now, half_life);
         simulation.overflowed = false;
-        *self.queue.lock() = Queue::default();
+        simulation.review_at = None;
+        *self.queue.lock() = Queue::with_room(queue::LEAST_QUEUE_EVENTS);
         self.muted_len.store(0, Relaxed);
         for word in &self.heavy_filter {
             word.store(0, Relaxed);

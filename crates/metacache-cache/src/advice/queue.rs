@@ -6,9 +6,21 @@
 //!   does not fit is dropped and counted in `dropped` (a report is dropped uncounted: reports
 //!   are a sample already).
 //! - A `Clear` is never dropped: the events queued before it are, when the queue is full.
-//! - Only a drain changes `room` (or a stop, which empties the queue).
+//! - Only a drain changes `room` (or a stop or a restart, which empty the queue); it stays
+//!   within [`LEAST_QUEUE_EVENTS`] and [`super::MAX_QUEUE_EVENTS`].
+
+use std::time::Duration;
 
 use super::{QUEUE_EVENTS, REPORT_EVENTS, Report};
+
+/// Events a queue holds at the least. A queue whose drains all stayed within an eighth of its
+/// room for [`QUEUE_REVIEW`] has its room lowered to four times its busiest drain, down to this:
+/// a quiet cache's two buffers hold 2 KiB, not the 32 KiB of a first room — which at two
+/// thousand caches was 60 MB of the advisors' share. A restarted advisor starts here.
+pub(super) const LEAST_QUEUE_EVENTS: usize = 32;
+
+/// How long a queue's drains are watched before its room is lowered (the cache's clock).
+pub(super) const QUEUE_REVIEW: Duration = Duration::from_secs(60);
 
 /// What happened, queued for the simulation.
 #[derive(Debug, Clone, Copy)]
@@ -45,8 +57,8 @@ impl Event {
 }
 
 pub(super) struct Queue {
-    /// Events held between two drains at most ([`QUEUE_EVENTS`] to
-    /// [`super::MAX_QUEUE_EVENTS`]).
+    /// Events held between two drains at most ([`QUEUE_EVENTS`] at first, then
+    /// [`LEAST_QUEUE_EVENTS`] to [`super::MAX_QUEUE_EVENTS`]).
     pub(super) room: usize,
     pub(super) events: Vec<Event>,
     /// Heavy-key reports ([`REPORT_EVENTS`] at most).
@@ -60,17 +72,22 @@ pub(super) struct Queue {
 
 impl Default for Queue {
     fn default() -> Self {
+        Self::with_room(QUEUE_EVENTS)
+    }
+}
+
+impl Queue {
+    /// An empty queue with room for `room` events (its buffers are allocated at the first).
+    pub(super) fn with_room(room: usize) -> Self {
         Self {
-            room: QUEUE_EVENTS,
+            room,
             events: Vec::new(),
             reports: Vec::new(),
             dropped: 0,
             reports_dropped: 0,
         }
     }
-}
 
-impl Queue {
     /// Queues `event`, or counts it dropped when the queue is full. Buffers are allocated at
     /// the first event (a cache that is never read holds none).
     pub(super) fn push(&mut self, event: Event) {
