@@ -6,8 +6,10 @@
 //!   does not fit is dropped and counted in `dropped` (a report is dropped uncounted: reports
 //!   are a sample already).
 //! - A `Clear` is never dropped: the events queued before it are, when the queue is full.
-//! - Only a drain changes `room` (or a stop or a restart, which empty the queue); it stays
-//!   within [`LEAST_QUEUE_EVENTS`] and [`super::MAX_QUEUE_EVENTS`].
+//! - Only the advisor changes `room`: a drain (grown after an overflow, lowered after a quiet
+//!   minute), a fit of its sample to its memory, a stop or a restart (which empty the queue);
+//!   past the first room it stays within [`LEAST_QUEUE_EVENTS`] and
+//!   [`super::MAX_QUEUE_EVENTS`].
 
 use std::time::Duration;
 

@@ -625,6 +625,17 @@ impl State {
     }
 }
 
+/// Pseudo-random draws below a modulus (xorshift64), for the state's tests.
+#[cfg(test)]
+pub(super) fn draws(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |modulo: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % modulo
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,13 +109,7 @@ mod tests {
         };
         let second = 1_000_000_000u64;
         let mut state = State::new(policy, options, 0, 600 * second);
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut random = move |modulo: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % modulo
-        };
+        let mut random = super::super::draws(0x2545_F491_4F6C_DD1D);
         // Hashes spread over the space: the sample of 64 binds over 2,000 keys.
         let hash = |key: u64| (key + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let charge = |key: u64| 100 + key % 900;
