@@ -25,10 +25,7 @@ use advice::{compare, errors};
 use metacache_cache::AdvisorOptions;
 
 fn main() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.replace('_', "").parse().ok())
-        .collect();
+    let args = advice::numeric_args();
     let keys = args.first().copied().unwrap_or(100_000);
     let accesses = args.get(1).copied().unwrap_or(1_000_000) as usize;
     let sample_keys = args.get(2).copied().unwrap_or(4096) as usize;

@@ -24,10 +24,7 @@ use metacache_cache::{
 };
 
 fn main() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.replace('_', "").parse().ok())
-        .collect();
+    let args = advice::numeric_args();
     let caches = args.first().copied().unwrap_or(600);
     let node = args.get(1).copied().unwrap_or(512) << 20;
     let keys = args.get(2).copied().unwrap_or(2_000);

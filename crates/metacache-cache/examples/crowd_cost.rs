@@ -24,10 +24,7 @@ const PER_SECOND: u64 = 50;
 const SAMPLE_KEYS: usize = 256;
 
 fn main() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.replace('_', "").parse().ok())
-        .collect();
+    let args = advice::numeric_args();
     let caches = args.first().copied().unwrap_or(100);
     let warm = args.get(1).copied().unwrap_or(10);
     let measured = args.get(2).copied().unwrap_or(20);

@@ -402,16 +402,8 @@ impl Miniature {
         let old = std::mem::replace(&mut self.map, new_map(capacity, expected));
         for (key, value) in old.iter() {
             let mut displaced = Displaced::default();
-            self.map.insert_with_lifecycle(
-                *key,
-                MiniValue {
-                    charge: value.charge,
-                    weight: value.weight,
-                    deadline: Cell::new(value.deadline.get()),
-                    defended: Cell::new(value.defended.get()),
-                },
-                &mut displaced,
-            );
+            self.map
+                .insert_with_lifecycle(*key, value.clone(), &mut displaced);
         }
     }
 

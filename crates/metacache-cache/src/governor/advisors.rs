@@ -184,12 +184,12 @@ impl Shared {
     /// with more busy caches than its advisors' share affords full samples gets a curve for
     /// every cache, each from a smaller sample, not full curves for the caches built first.
     fn share_advisors(&self, live: &[Arc<dyn Reclaimable>]) {
-        let claims: Vec<(usize, AdvisorClaim)> = live
+        let (caches, claims): (Vec<usize>, Vec<AdvisorClaim>) = live
             .iter()
             .enumerate()
             .filter_map(|(i, cache)| cache.advisor_claim().map(|claim| (i, claim)))
-            .collect();
-        let waiting = claims.iter().filter(|(_, claim)| claim.starved).count();
+            .unzip();
+        let waiting = claims.iter().filter(|claim| claim.starved).count();
         self.share.waiting.store(waiting, Relaxed);
         self.share.running.store(claims.len() - waiting, Relaxed);
         self.share.level.store(u64::MAX, Relaxed);
@@ -200,19 +200,18 @@ impl Shared {
             return;
         }
         let target = limit - limit / ADVISORS_HEADROOM;
-        let all: Vec<AdvisorClaim> = claims.iter().map(|(_, claim)| *claim).collect();
-        let level = advisors_level(&all, target);
+        let level = advisors_level(&claims, target);
         let cap = level.unwrap_or(u64::MAX);
         self.share.level.store(cap, Relaxed);
         let mut held = 0u64;
-        for &(i, claim) in &claims {
+        for (&i, claim) in caches.iter().zip(&claims) {
             if !claim.starved {
                 held += live[i].cap_advisor(cap);
             }
         }
         // A waiting advisor the level affords starts again if what it needs fits beside what
         // the others hold now (they were just capped at the level, which counts it).
-        for &(i, claim) in &claims {
+        for (&i, claim) in caches.iter().zip(&claims) {
             if claim.starved && claim.needs <= cap && held.saturating_add(claim.needs) <= target {
                 live[i].restart_advisor();
                 held += live[i].cap_advisor(cap).max(claim.needs);

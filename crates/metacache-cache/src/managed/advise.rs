@@ -60,7 +60,7 @@ where
     /// sets the cap to the node's fair share after every drain, so a cap set here lasts until
     /// then: for a governor without the thread (replays, experiments).
     pub fn cap_advisor(&self, bytes: u64) -> u64 {
-        self.inner.advisor.as_ref().map_or(0, |a| a.set_cap(bytes))
+        crate::governor::Reclaimable::cap_advisor(&*self.inner, bytes)
     }
 
     /// Whether the quota advisor samples `key` now (false without an advisor).

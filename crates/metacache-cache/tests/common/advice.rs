@@ -586,6 +586,15 @@ pub fn bytes_of_keys(trace: &[u64]) -> u64 {
     keys.into_iter().map(charged).sum()
 }
 
+/// The numbers an example was given on its command line (`1_000_000` as `1000000`; what is
+/// not a number is skipped).
+pub fn numeric_args() -> Vec<u64> {
+    std::env::args()
+        .skip(1)
+        .filter_map(|a| a.replace('_', "").parse().ok())
+        .collect()
+}
+
 /// `bytes` in KiB, MiB or GiB.
 pub fn human(bytes: u64) -> String {
     match bytes {
