@@ -202,8 +202,21 @@ async fn the_advisors_share_returns_to_the_maps_when_the_last_advisor_goes() {
         &advised_catalog,
         config("advised", None, 1_000).with_advisor(advised_options),
     );
-    let used = fill(2);
-    assert!(used <= room, "left again: {used} of {room}");
+    // A round of the advisor thread that took its list of caches before this one was built
+    // may take the share back once more; the next round gives it again (docs/ARCHITECTURE.md,
+    // "a build racing that is corrected a drain later").
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let used = fill(2);
+        if used <= room {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left again: {used} of {room}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// A cache bound by the node limit with its quota advisor on: the advisor's bytes are charged
